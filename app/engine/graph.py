@@ -1,0 +1,45 @@
+"""The autograd graph as PyTorch holds it: a walk of the real ``grad_fn`` chain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+def walk(
+    root: torch.Tensor | None, names: dict[int, str]
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Nodes and edges reachable from ``root.grad_fn``.
+
+    Labels are PyTorch's class names (``AddmmBackward0``, ``AccumulateGrad``); an
+    ``AccumulateGrad`` leaf also names its parameter (``names`` maps ``id(param)`` to it).
+    An edge runs from a node to one of its ``next_functions``: the way backward walks.
+    """
+    nodes: list[dict[str, str]] = []
+    edges: list[dict[str, str]] = []
+    if root is None or root.grad_fn is None:
+        return nodes, edges
+    ids: dict[Any, str] = {}
+
+    def visit(fn: Any) -> str:
+        key = ids.get(fn)
+        if key is None:
+            key = ids[fn] = f"n{len(ids)}"
+            label = type(fn).__name__
+            variable = getattr(fn, "variable", None)
+            if variable is not None:
+                label = f"{label}: {names.get(id(variable), 'tensor')}"
+            nodes.append({"id": key, "label": label})
+            stack.append(fn)
+        return key
+
+    stack: list[Any] = []
+    visit(root.grad_fn)
+    while stack:
+        fn = stack.pop()
+        source = ids[fn]
+        for nxt, _ in fn.next_functions:
+            if nxt is not None:
+                edges.append({"source": source, "target": visit(nxt)})
+    return nodes, edges

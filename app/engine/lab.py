@@ -1,0 +1,255 @@
+"""One student's live PyTorch training loop, one method per line of the lesson.
+
+``forward``, ``loss``, ``zero_grad``, ``backward`` and ``step`` each do exactly what
+their line does and nothing more; ``snapshot`` reads the four stores (parameters,
+graph, ``.grad``, loss). No HTTP here: the web layer wraps a Lab.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from . import scenarios
+from .graph import walk
+from .numbers import nested, number
+from .program import NO_BUGS, Toggles, carry_cursor, program_for
+
+HISTORY_LIMIT = 1000  # loss points kept per session: bounds memory and response size
+
+# The lesson's F2 table: which stores each line reads and writes.
+EFFECTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "forward": (("params", "data"), ("graph",)),
+    "loss": (("graph", "data"), ("graph", "loss")),
+    "zero_grad": ((), ("grad",)),
+    "backward": (("loss", "graph", "grad"), ("grad", "graph")),
+    "step": (("grad", "params"), ("params",)),
+}
+
+
+class LineError(Exception):
+    """A line that cannot run in the current state (the HTTP layer answers 409).
+
+    ``torch_error`` is True when the message is PyTorch's own, raised by PyTorch.
+    """
+
+    def __init__(self, line: str, message: str, torch_error: bool = False) -> None:
+        super().__init__(message)
+        self.line, self.message, self.torch_error = line, message, torch_error
+
+
+@dataclass
+class LabState:
+    """Everything needed to put a Lab back where it was, except the autograd graph.
+
+    A graph cannot be copied, so a restored Lab starts with no graph (as after reset).
+    """
+
+    params: dict[str, torch.Tensor]
+    grads: dict[str, torch.Tensor | None]
+    optimizer: dict[str, Any]
+    batches: dict[str, Any]
+    cursor: int = 0
+    iteration: int = 0
+    loss: float | None = None
+    history: list[tuple[int, float]] = field(default_factory=list)
+
+
+class Lab:
+    def __init__(self, scenario: str, lr: float, seed: int, toggles: Toggles = NO_BUGS) -> None:
+        built = scenarios.build(scenario, seed)
+        self.scenario, self.seed = scenario, seed
+        self.model, self.loss_fn, self.batches = built.model, built.loss_fn, built.batches
+        self.points, self.targets = built.points, built.targets
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=lr)
+        self.named = dict(self.model.named_parameters())
+        self._names = {id(p): n for n, p in self.named.items()}
+        self.toggles = toggles
+        self.program = program_for(toggles)
+        self.cursor = 0
+        self.iteration = 0  # forward calls so far
+        self.out: torch.Tensor | None = None
+        self.y: torch.Tensor | None = None  # the targets of the batch forward drew
+        self.loss_tensor: torch.Tensor | None = None
+        self.loss_value: float | None = None
+        self.history: deque[tuple[int, float]] = deque(maxlen=HISTORY_LIMIT)
+        self.last: dict[str, Any] | None = None
+        self._root: torch.Tensor | None = None  # the newest graph's output
+        self._freed = False
+        self._initial = self.capture()
+
+    # -- the five lines -----------------------------------------------------------
+
+    def forward(self) -> None:
+        """``out = model(X)``: the next batch through the model; a fresh graph."""
+        x, self.y = self.batches.next()
+        self.out = self.model(x)
+        self.iteration += 1
+        self._new_graph(self.out)
+        self._did("forward")
+
+    def loss(self) -> None:
+        """``loss = loss_fn(out, y)``: the last node of the graph."""
+        if self.out is None:
+            raise LineError("loss", "loss needs an output: run forward first")
+        self.loss_tensor = self.loss_fn(self.out, self.y)
+        self.loss_value = self.loss_tensor.item()
+        self.history.append((self.iteration, self.loss_value))
+        self._new_graph(self.loss_tensor)
+        self._did("loss")
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """``optimizer.zero_grad()``: buffers to None (or to zeros)."""
+        self.optimizer.zero_grad(set_to_none=set_to_none)
+        self._did("zero_grad")
+
+    def backward(self, retain_graph: bool = False) -> None:
+        """``loss.backward()``: adds each gradient into ``.grad``, then frees the graph."""
+        if self.loss_tensor is None:
+            raise LineError("backward", "backward needs a loss: run loss first")
+        saved = {n: None if p.grad is None else p.grad.clone() for n, p in self.named.items()}
+        try:
+            self.loss_tensor.backward(retain_graph=retain_graph)  # type: ignore[no-untyped-call]
+        except RuntimeError as error:
+            # PyTorch may have added into some buffers before it failed: put them back
+            for n, p in self.named.items():
+                p.grad = saved[n]
+            raise LineError("backward", str(error), torch_error=True) from error
+        if not retain_graph and self.loss_tensor is self._root:
+            self._freed = True
+        self._did("backward")
+
+    def step(self) -> None:
+        """``optimizer.step()``: moves each parameter whose ``.grad`` is not None."""
+        self.optimizer.step()
+        self._did("step")
+
+    # -- the loop program ---------------------------------------------------------
+
+    def run_line(self, line: str) -> None:
+        lines: dict[str, Callable[[], None]] = {
+            "forward": self.forward,
+            "loss": self.loss,
+            "zero_grad": self.zero_grad,
+            "backward": self.backward,
+            "step": self.step,
+        }
+        lines[line]()
+
+    @property
+    def next_line(self) -> str:
+        return self.program[self.cursor]
+
+    def next(self) -> None:
+        """Run the line at the cursor and move the cursor on, wrapping at the end."""
+        self.run_line(self.next_line)
+        self.cursor = (self.cursor + 1) % len(self.program)
+
+    def run(self, iterations: int) -> None:
+        """Run lines until the cursor has wrapped ``iterations`` times.
+
+        A failing line stops the run: the lines before it stay done.
+        """
+        for _ in range(iterations):
+            self.next()
+            while self.cursor != 0:
+                self.next()
+
+    def set_toggles(self, toggles: Toggles) -> None:
+        new = program_for(toggles)
+        self.cursor = carry_cursor(self.program, self.cursor, new)
+        self.toggles, self.program = toggles, new
+
+    @property
+    def lr(self) -> float:
+        return float(self.optimizer.param_groups[0]["lr"])
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = value
+
+    # -- capture, restore, reset --------------------------------------------------
+
+    def capture(self) -> LabState:
+        return LabState(
+            params={n: p.detach().clone() for n, p in self.named.items()},
+            grads={n: None if p.grad is None else p.grad.clone() for n, p in self.named.items()},
+            optimizer=copy.deepcopy(self.optimizer.state_dict()),
+            batches=self.batches.state(),
+            cursor=self.cursor,
+            iteration=self.iteration,
+            loss=self.loss_value,
+            history=list(self.history),
+        )
+
+    def restore(self, state: LabState) -> None:
+        """Put the stores back as captured; lr and toggles stay as they are now."""
+        lr = self.lr
+        with torch.no_grad():
+            for n, p in self.named.items():
+                p.copy_(state.params[n])
+                grad = state.grads[n]
+                p.grad = None if grad is None else grad.clone()
+        self.optimizer.load_state_dict(copy.deepcopy(state.optimizer))
+        self.lr = lr
+        self.batches.restore(state.batches)
+        self.cursor = min(state.cursor, len(self.program) - 1)
+        self.iteration, self.loss_value = state.iteration, state.loss
+        self.history = deque(state.history, maxlen=HISTORY_LIMIT)
+        self.out = self.y = self.loss_tensor = self._root = None
+        self._freed = False
+        self.last = None
+
+    def reset(self) -> None:
+        """Back to the initial parameters, iteration 0; toggles and lr kept."""
+        self.restore(self._initial)
+
+    # -- reading the stores -------------------------------------------------------
+
+    def _new_graph(self, root: torch.Tensor) -> None:
+        self._root, self._freed = root, False
+
+    def _did(self, line: str) -> None:
+        reads, writes = EFFECTS[line]
+        self.last = {"line": line, "reads": list(reads), "writes": list(writes)}
+
+    def graph(self) -> dict[str, Any]:
+        nodes, edges = walk(self._root, self._names)
+        status = "empty" if not nodes else "freed" if self._freed else "built"
+        return {"status": status, "nodes": nodes, "edges": edges}
+
+    def snapshot(self) -> dict[str, Any]:
+        """The four stores and the loop's position, as JSON-ready values."""
+        return {
+            "scenario": self.scenario,
+            "lr": self.lr,
+            "seed": self.seed,
+            "toggles": {
+                "skip_zero_grad": self.toggles.skip_zero_grad,
+                "step_first": self.toggles.step_first,
+            },
+            "program": list(self.program),
+            "cursor": self.cursor,
+            "next_line": self.next_line,
+            "iteration": self.iteration,
+            "params": [
+                {
+                    "name": n,
+                    "shape": list(p.shape),
+                    "dtype": str(p.dtype).removeprefix("torch."),
+                    "value": nested(p),
+                    "grad": None if p.grad is None else nested(p.grad),
+                }
+                for n, p in self.named.items()
+            ],
+            "loss": None if self.loss_value is None else number(self.loss_value),
+            "graph": self.graph(),
+            "last": self.last,
+            "history": [{"iteration": i, "loss": number(v)} for i, v in self.history],
+        }

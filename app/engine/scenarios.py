@@ -1,0 +1,172 @@
+"""The lesson's models and data: what a Lab trains, and how it draws its batches.
+
+A scenario builds the live pieces (model, loss function, data) and owns the batch
+order. It knows nothing of the loop lines; ``lab.py`` runs those.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from torch import nn
+
+# torch.manual_seed is process-global: building two seeded models at once in two
+# threads would interleave their draws, so model construction is serialized.
+_SEED_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    name: str
+    description: str
+    default_lr: float
+    default_seed: int
+    batch_size: int
+    train_size: int
+
+
+class Batches(Protocol):
+    """Where the next batch comes from; its position is part of a session's state."""
+
+    def next(self) -> tuple[torch.Tensor, torch.Tensor]: ...
+    def state(self) -> dict[str, Any]: ...
+    def restore(self, state: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class Built:
+    model: nn.Module
+    loss_fn: nn.Module
+    batches: Batches
+    points: torch.Tensor  # every training input, for the output view
+    targets: torch.Tensor
+
+
+# -- neuron: the worked example -------------------------------------------------
+
+NEURON_X = ((1.0,), (2.0,), (3.0,), (4.0,))
+NEURON_Y = ((2.0,), (3.0,), (5.0,), (6.0,))
+
+
+class FullBatch:
+    """The neuron always sees all four points."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        self.x, self.y = x, y
+
+    def next(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.x, self.y
+
+    def state(self) -> dict[str, Any]:
+        return {}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        pass
+
+
+def build_neuron(seed: int) -> Built:
+    del seed  # the worked example is deterministic: w = b = 0
+    x, y = torch.tensor(NEURON_X), torch.tensor(NEURON_Y)
+    model = nn.Linear(1, 1)
+    with torch.no_grad():  # start at (w, b) = (0, 0)
+        model.weight.zero_()
+        model.bias.zero_()
+    return Built(model, nn.MSELoss(), FullBatch(x, y), x, y)
+
+
+# -- moons: the 2-16-16-2 network of DL01.5.4 ----------------------------------
+
+MOONS_BATCH = 32
+
+
+@lru_cache(maxsize=16)  # data are read-only and shared by every session with that seed
+def moons_data(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    from sklearn.datasets import make_moons
+    from sklearn.model_selection import train_test_split
+
+    x, labels = make_moons(n_samples=200, noise=0.2, random_state=seed)
+    x_train, _, y_train, _ = train_test_split(
+        x, labels, test_size=0.25, stratify=labels, random_state=seed
+    )
+    return torch.tensor(x_train), torch.tensor(y_train)
+
+
+class Epochs:
+    """Batches of 32 in a fresh order each epoch: ``rng.permutation(n)`` drawn once per epoch."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor, seed: int, size: int) -> None:
+        self.x, self.y, self.size = x, y, size
+        self.rng = np.random.default_rng(seed)
+        self.order: np.ndarray | None = None
+        self.start = 0
+
+    def next(self) -> tuple[torch.Tensor, torch.Tensor]:
+        n = len(self.y)
+        if self.order is None or self.start >= n:
+            self.order, self.start = self.rng.permutation(n), 0
+        idx = torch.from_numpy(self.order[self.start : self.start + self.size])
+        self.start += self.size
+        return self.x[idx], self.y[idx]
+
+    def state(self) -> dict[str, Any]:
+        order = None if self.order is None else self.order.copy()
+        return {"rng": self.rng.bit_generator.state, "order": order, "start": self.start}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.rng.bit_generator.state = state["rng"]
+        self.order = None if state["order"] is None else state["order"].copy()
+        self.start = state["start"]
+
+
+def build_moons(seed: int) -> Built:
+    x, y = moons_data(seed)
+    with _SEED_LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = nn.Sequential(
+            nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 2)
+        ).double()
+    return Built(model, nn.CrossEntropyLoss(), Epochs(x, y, seed, MOONS_BATCH), x, y)
+
+
+# -- registry -------------------------------------------------------------------
+
+SCENARIOS: dict[str, tuple[ScenarioInfo, Callable[[int], Built]]] = {
+    "neuron": (
+        ScenarioInfo(
+            "neuron",
+            "The worked example: nn.Linear(1, 1) from w = b = 0 on x = (1, 2, 3, 4), "
+            "y = (2, 3, 5, 6), MSE loss, SGD, full batch.",
+            default_lr=0.05,
+            default_seed=0,
+            batch_size=4,
+            train_size=4,
+        ),
+        build_neuron,
+    ),
+    "moons": (
+        ScenarioInfo(
+            "moons",
+            "make_moons: a 2-16-16-2 ReLU network in float64, cross-entropy loss, SGD, "
+            "150 training points in batches of 32 (the last of an epoch 22).",
+            default_lr=0.3,
+            default_seed=0,
+            batch_size=MOONS_BATCH,
+            train_size=150,
+        ),
+        build_moons,
+    ),
+}
+
+
+def build(name: str, seed: int) -> Built:
+    return SCENARIOS[name][1](seed)
+
+
+def info(name: str) -> ScenarioInfo:
+    return SCENARIOS[name][0]

@@ -1,0 +1,51 @@
+"""The application: settings, the session store, routes and error handlers."""
+
+from __future__ import annotations
+
+import torch
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from .engine import LineError
+from .sessions import SessionStore, StoreFull, UnknownSession
+from .settings import Settings
+from .web import api, pages
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    torch.set_num_threads(settings.torch_threads)
+    app = FastAPI(title="Loop Stepper", summary="One PyTorch training iteration, line by line.")
+    app.state.settings = settings
+    app.state.store = SessionStore(settings.max_sessions, settings.idle_timeout)
+    app.state.templates = Jinja2Templates(directory=settings.templates_dir)
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's default echoes the input back, and a NaN there is not valid JSON
+        errors = [{"loc": e["loc"], "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    @app.exception_handler(UnknownSession)
+    def unknown_session(request: Request, exc: UnknownSession) -> JSONResponse:
+        return JSONResponse({"detail": "no such session (it may have expired)"}, status_code=404)
+
+    @app.exception_handler(LineError)
+    def line_error(request: Request, exc: LineError) -> JSONResponse:
+        return JSONResponse({"detail": exc.message, "line": exc.line}, status_code=409)
+
+    @app.exception_handler(StoreFull)
+    def store_full(request: Request, exc: StoreFull) -> JSONResponse:
+        return JSONResponse({"detail": f"{exc}; try again later"}, status_code=503)
+
+    return app

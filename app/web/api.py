@@ -1,0 +1,136 @@
+"""The HTTP API: one endpoint per loop line. Routes only delegate to the Lab."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from ..engine import Lab, Toggles
+from ..engine import scenarios as catalogue
+from ..sessions import SessionStore
+from .schemas import (
+    BackwardBody,
+    CreateSession,
+    PatchSession,
+    Problem,
+    RunBody,
+    ScenarioOut,
+    Session,
+    ZeroGradBody,
+)
+
+router = APIRouter(prefix="/api")
+
+
+def get_store(request: Request) -> SessionStore:
+    store: SessionStore = request.app.state.store
+    return store
+
+
+Store = Annotated[SessionStore, Depends(get_store)]
+ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": Problem, "description": "no such session (or it expired)"},
+    409: {"model": Problem, "description": "the line cannot run now; PyTorch's own message"},
+}
+
+
+def view(session_id: str, lab: Lab) -> dict[str, Any]:
+    return {"id": session_id, **lab.snapshot()}
+
+
+def act(store: SessionStore, session_id: str, action: Callable[[Lab], Any]) -> dict[str, Any]:
+    """Run one action on the session's Lab, alone, and answer with the Session after it."""
+    with store.using(session_id) as session:
+        action(session.lab)
+        return view(session.id, session.lab)
+
+
+@router.get("/scenarios", response_model=list[ScenarioOut])
+def list_scenarios() -> list[Any]:
+    return [info for info, _ in catalogue.SCENARIOS.values()]
+
+
+@router.post(
+    "/sessions",
+    status_code=201,
+    response_model=Session,
+    responses={503: {"model": Problem, "description": "the server is full"}},
+)
+def create_session(body: CreateSession, store: Store) -> dict[str, Any]:
+    info = catalogue.info(body.scenario)
+    lr = info.default_lr if body.lr is None else body.lr
+    seed = info.default_seed if body.seed is None else body.seed
+    toggles = Toggles(body.skip_zero_grad, body.step_first)
+    session = store.create(lambda: Lab(body.scenario, lr, seed, toggles))
+    return view(session.id, session.lab)
+
+
+@router.get("/sessions/{session_id}", response_model=Session, responses=ERRORS)
+def get_session(session_id: str, store: Store) -> dict[str, Any]:
+    return act(store, session_id, lambda lab: None)
+
+
+@router.patch("/sessions/{session_id}", response_model=Session, responses=ERRORS)
+def patch_session(session_id: str, body: PatchSession, store: Store) -> dict[str, Any]:
+    def change(lab: Lab) -> None:
+        if body.lr is not None:
+            lab.lr = body.lr
+        skip, first = body.skip_zero_grad, body.step_first
+        lab.set_toggles(
+            Toggles(
+                lab.toggles.skip_zero_grad if skip is None else skip,
+                lab.toggles.step_first if first is None else first,
+            )
+        )
+
+    return act(store, session_id, change)
+
+
+@router.delete("/sessions/{session_id}", status_code=204, responses=ERRORS)
+def delete_session(session_id: str, store: Store) -> Response:
+    store.delete(session_id)
+    return Response(status_code=204)
+
+
+@router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)
+def forward(session_id: str, store: Store) -> dict[str, Any]:
+    return act(store, session_id, Lab.forward)
+
+
+@router.post("/sessions/{session_id}/loss", response_model=Session, responses=ERRORS)
+def loss(session_id: str, store: Store) -> dict[str, Any]:
+    return act(store, session_id, Lab.loss)
+
+
+@router.post("/sessions/{session_id}/zero_grad", response_model=Session, responses=ERRORS)
+def zero_grad(session_id: str, store: Store, body: ZeroGradBody | None = None) -> dict[str, Any]:
+    set_to_none = True if body is None else body.set_to_none
+    return act(store, session_id, lambda lab: lab.zero_grad(set_to_none=set_to_none))
+
+
+@router.post("/sessions/{session_id}/backward", response_model=Session, responses=ERRORS)
+def backward(session_id: str, store: Store, body: BackwardBody | None = None) -> dict[str, Any]:
+    retain = False if body is None else body.retain_graph
+    return act(store, session_id, lambda lab: lab.backward(retain_graph=retain))
+
+
+@router.post("/sessions/{session_id}/step", response_model=Session, responses=ERRORS)
+def step(session_id: str, store: Store) -> dict[str, Any]:
+    return act(store, session_id, Lab.step)
+
+
+@router.post("/sessions/{session_id}/next", response_model=Session, responses=ERRORS)
+def next_line(session_id: str, store: Store) -> dict[str, Any]:
+    return act(store, session_id, Lab.next)
+
+
+@router.post("/sessions/{session_id}/run", response_model=Session, responses=ERRORS)
+def run(session_id: str, body: RunBody, store: Store) -> dict[str, Any]:
+    return act(store, session_id, lambda lab: lab.run(body.iterations))
+
+
+@router.post("/sessions/{session_id}/reset", response_model=Session, responses=ERRORS)
+def reset(session_id: str, store: Store) -> dict[str, Any]:
+    return act(store, session_id, Lab.reset)

@@ -1,0 +1,250 @@
+"""The engine against plain PyTorch: the lesson's numbers, then random programs bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.engine import Lab, LineError, Toggles
+from tests.oracle import Plain
+
+
+def wb(lab: Lab) -> tuple[float, float]:
+    return lab.named["weight"].item(), lab.named["bias"].item()
+
+
+def grads(lab: Lab) -> tuple[float, float]:
+    w, b = lab.named["weight"].grad, lab.named["bias"].grad
+    assert w is not None and b is not None
+    return w.item(), b.item()
+
+
+def test_worked_example_with_zero_grad() -> None:
+    lab = Lab("neuron", 0.05, 0)
+    lab.run(1)
+    assert grads(lab) == (-23.5, -8.0)
+    assert wb(lab) == pytest.approx((1.175, 0.4))
+    assert lab.loss_value == 18.5
+    lab.run(1)
+    assert grads(lab) == pytest.approx((-3.875, -1.325), abs=1e-5)
+    assert wb(lab) == pytest.approx((1.36875, 0.46625))
+    assert lab.loss_value == pytest.approx(0.5522, abs=1e-4)
+    assert lab.iteration == 2 and lab.cursor == 0
+
+
+def test_worked_example_without_zero_grad() -> None:
+    lab = Lab("neuron", 0.05, 0, Toggles(skip_zero_grad=True))
+    assert lab.program == ["forward", "loss", "backward", "step"]
+    lab.run(2)
+    assert grads(lab) == pytest.approx((-27.375, -9.325), abs=1e-5)
+    assert wb(lab) == pytest.approx((2.54375, 0.86625))
+    lab.forward()
+    lab.loss()
+    assert lab.loss_value == pytest.approx(12.0899, abs=1e-4)
+
+
+def test_worked_example_matches_plain_pytorch_exactly() -> None:
+    for skip in (False, True):
+        lab = Lab("neuron", 0.05, 0, Toggles(skip_zero_grad=skip))
+        plain = Plain("neuron", 0.05)
+        for _ in range(3):
+            lab.run(1)
+            for line in lab.program:
+                plain.line(line)
+            assert_same(lab, plain)
+
+
+def test_step_first_moves_nothing() -> None:
+    lab = Lab("neuron", 0.05, 0, Toggles(step_first=True))
+    assert lab.program == ["forward", "loss", "zero_grad", "step", "backward"]
+    lab.run(3)
+    assert wb(lab) == (0.0, 0.0)
+    assert lab.loss_value == 18.5
+    assert grads(lab) == (-23.5, -8.0)  # the last backward's, which no step has read
+
+
+def test_backward_twice_is_pytorchs_error_and_changes_nothing() -> None:
+    lab = Lab("neuron", 0.05, 0)
+    lab.forward()
+    lab.loss()
+    lab.backward()
+    assert lab.graph()["status"] == "freed"
+    before = lab.snapshot()
+    with pytest.raises(LineError) as caught:
+        lab.backward()
+    assert caught.value.torch_error
+    assert "Trying to backward through the graph a second time" in caught.value.message
+    assert lab.snapshot() == before
+
+
+def test_retain_graph_adds_the_gradient_twice() -> None:
+    lab = Lab("neuron", 0.05, 0)
+    lab.forward()
+    lab.loss()
+    lab.backward(retain_graph=True)
+    assert lab.graph()["status"] == "built"
+    lab.backward()
+    assert grads(lab) == (-47.0, -16.0)
+    assert lab.graph()["status"] == "freed"
+
+
+def test_zero_grad_none_is_not_zeros() -> None:
+    lab = Lab("neuron", 0.05, 0)
+    lab.run(1)
+    lab.zero_grad(set_to_none=False)
+    assert [p["grad"] for p in lab.snapshot()["params"]] == [[[0.0]], [0.0]]
+    lab.zero_grad()
+    assert [p["grad"] for p in lab.snapshot()["params"]] == [None, None]
+
+
+def test_lines_out_of_order_say_what_they_need() -> None:
+    lab = Lab("neuron", 0.05, 0)
+    with pytest.raises(LineError, match="run forward first"):
+        lab.loss()
+    with pytest.raises(LineError, match="run loss first"):
+        lab.backward()
+    lab.step()  # never errors: .grad is None, so nothing moves
+    assert wb(lab) == (0.0, 0.0)
+    assert lab.last == {"line": "step", "reads": ["grad", "params"], "writes": ["params"]}
+
+
+def test_moons_150_iterations_match_the_lesson() -> None:
+    lab = Lab("moons", 0.3, 0)
+    plain = Plain("moons", 0.3, 0)
+    lab.run(150)
+    losses = []
+    for _ in range(150):
+        for line in ("forward", "loss", "zero_grad", "backward", "step"):
+            plain.line(line)
+        assert plain.loss is not None
+        losses.append(plain.loss.item())
+    assert [loss for _, loss in lab.history] == losses  # bit for bit
+    assert round(losses[0], 4) == 0.7109
+    assert round(sum(losses[-5:]) / 5, 3) == 0.196
+    assert_same(lab, plain)
+
+
+def test_moons_batches_are_32_then_22() -> None:
+    lab = Lab("moons", 0.3, 0)
+    sizes = []
+    for _ in range(6):
+        lab.forward()
+        assert lab.out is not None
+        sizes.append(lab.out.shape[0])
+    assert sizes == [32, 32, 32, 32, 22, 32]
+
+
+def test_reset_and_restore() -> None:
+    lab = Lab("moons", 0.3, 0, Toggles(skip_zero_grad=True))
+    first = lab.snapshot()
+    lab.run(7)
+    lab.lr = 0.1
+    middle = lab.capture()
+    lab.run(3)
+    after_ten = lab.snapshot()
+    lab.restore(middle)
+    lab.run(3)
+    assert lab.snapshot()["params"] == after_ten["params"]
+    lab.reset()
+    reset = lab.snapshot()
+    assert reset["params"] == first["params"] and reset["iteration"] == 0
+    assert reset["lr"] == 0.1 and reset["toggles"]["skip_zero_grad"] is True
+    assert reset["history"] == [] and reset["graph"]["status"] == "empty"
+    lab.lr = 0.3
+    lab.run(1)
+    fresh = Lab("moons", 0.3, 0, Toggles(skip_zero_grad=True))
+    fresh.run(1)
+    assert lab.snapshot()["params"] == fresh.snapshot()["params"]
+
+
+def test_toggle_mid_iteration_keeps_the_lines_already_run() -> None:
+    lab = Lab("neuron", 0.05, 0)
+    lab.next()
+    lab.next()  # forward, loss done; zero_grad next
+    lab.set_toggles(Toggles(skip_zero_grad=True))
+    assert lab.next_line == "backward"
+    lab.set_toggles(Toggles(step_first=True))
+    assert lab.next_line == "zero_grad"
+
+
+def test_graph_labels_are_pytorchs() -> None:
+    lab = Lab("neuron", 0.05, 0)
+    assert lab.graph() == {"status": "empty", "nodes": [], "edges": []}
+    lab.forward()
+    labels = {n["label"] for n in lab.graph()["nodes"]}
+    assert labels == {"AddmmBackward0", "TBackward0", "AccumulateGrad: weight",
+                      "AccumulateGrad: bias"}  # fmt: skip
+    lab.loss()
+    graph = lab.graph()
+    assert graph["nodes"][0]["label"] == "MseLossBackward0" and graph["status"] == "built"
+    assert len(graph["edges"]) == 4
+
+
+def test_diverging_training_stays_valid_json() -> None:
+    lab = Lab("neuron", 100.0, 0)
+    lab.run(40)
+    snap = lab.snapshot()
+    values = [snap["params"][0]["value"][0][0], snap["loss"]]
+    assert any(isinstance(v, str) for v in values), values
+    assert all(v in ("NaN", "Infinity", "-Infinity") or math.isfinite(v) for v in values)
+
+
+# -- random programs, bit for bit ------------------------------------------------
+
+LINES = [
+    "forward",
+    "loss",
+    "zero_grad",
+    "zero_grad(set_to_none=False)",
+    "backward",
+    "backward(retain_graph=True)",
+    "step",
+]
+
+
+def run_on_lab(lab: Lab, line: str) -> None:
+    if line == "zero_grad(set_to_none=False)":
+        lab.zero_grad(set_to_none=False)
+    elif line == "backward(retain_graph=True)":
+        lab.backward(retain_graph=True)
+    else:
+        lab.run_line(line)
+
+
+def assert_same(lab: Lab, plain: Plain) -> None:
+    for (name, p), q in zip(lab.named.items(), plain.model.parameters(), strict=True):
+        assert torch.equal(p, q), name
+        assert (p.grad is None) == (q.grad is None), name
+        if p.grad is not None:
+            assert q.grad is not None and torch.equal(p.grad, q.grad), name
+    if plain.loss is not None:
+        assert lab.loss_value == plain.loss.item()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scenario=st.sampled_from(["neuron", "moons"]),
+    lines=st.lists(st.sampled_from(LINES), max_size=40),
+)
+def test_random_programs_equal_plain_pytorch(scenario: str, lines: list[str]) -> None:
+    lr = 0.05 if scenario == "neuron" else 0.3
+    lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
+    for line in lines:
+        try:
+            plain.line(line)
+            expected = None
+        except (RuntimeError, AssertionError, TypeError, AttributeError) as error:
+            expected = error
+        try:
+            run_on_lab(lab, line)
+        except LineError as error:
+            assert expected is not None, (line, error.message)
+            if error.torch_error:
+                assert error.message == str(expected)
+        else:
+            assert expected is None, (line, expected)
+        assert_same(lab, plain)

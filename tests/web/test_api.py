@@ -1,0 +1,231 @@
+"""The HTTP contract, driven over real HTTP against a live server; numbers, not just codes."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+
+from app.settings import Settings
+from tests.conftest import serve
+from tests.oracle import Plain
+
+
+def new(client: httpx.Client, **body: Any) -> dict[str, Any]:
+    r = client.post("/api/sessions", json=body)
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+def line(client: httpx.Client, sid: str, name: str, body: Any = None) -> dict[str, Any]:
+    r = client.post(f"/api/sessions/{sid}/{name}", json=body)
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+def values(session: dict[str, Any], key: str) -> list[Any]:
+    return [p[key] for p in session["params"]]
+
+
+def test_healthz_and_scenarios(client: httpx.Client) -> None:
+    assert client.get("/healthz").json() == {"status": "ok"}
+    scenarios = {s["name"]: s for s in client.get("/api/scenarios").json()}
+    assert scenarios["neuron"]["default_lr"] == 0.05
+    assert scenarios["moons"]["default_lr"] == 0.3 and scenarios["moons"]["batch_size"] == 32
+
+
+def test_worked_example_over_http(client: httpx.Client) -> None:
+    s = new(client)
+    assert s["scenario"] == "neuron" and s["lr"] == 0.05 and s["next_line"] == "forward"
+    assert values(s, "grad") == [None, None] and s["graph"]["status"] == "empty"
+    sid = s["id"]
+    s = line(client, sid, "forward")
+    assert s["iteration"] == 1 and s["graph"]["status"] == "built"
+    assert s["last"] == {"line": "forward", "reads": ["params", "data"], "writes": ["graph"]}
+    s = line(client, sid, "loss")
+    assert s["loss"] == 18.5 and s["graph"]["nodes"][0]["label"] == "MseLossBackward0"
+    s = line(client, sid, "zero_grad")
+    assert values(s, "grad") == [None, None]
+    s = line(client, sid, "backward")
+    assert values(s, "grad") == [[[-23.5]], [-8.0]] and s["graph"]["status"] == "freed"
+    s = line(client, sid, "step")
+    plain = Plain("neuron", 0.05)
+    for name in ("forward", "loss", "zero_grad", "backward", "step"):
+        plain.line(name)
+    expected = [p.tolist() for p in plain.model.parameters()]
+    assert values(s, "value") == expected  # exactly PyTorch's float32 values
+    assert values(s, "value")[0][0][0] == pytest.approx(1.175)
+    s = line(client, sid, "next")  # the cursor is where the lines left it: forward
+    assert s["last"]["line"] == "forward" and s["cursor"] == 1
+    s = line(client, sid, "run", {"iterations": 1})
+    assert s["cursor"] == 0 and s["iteration"] == 2
+    assert values(s, "value")[0][0][0] == pytest.approx(1.36875)
+    assert [h["loss"] for h in s["history"]][0] == 18.5
+
+
+def test_skip_zero_grad_piles_up(client: httpx.Client) -> None:
+    s = new(client, skip_zero_grad=True)
+    assert s["program"] == ["forward", "loss", "backward", "step"]
+    s = line(client, s["id"], "run", {"iterations": 2})
+    grad_w, grad_b = values(s, "grad")
+    assert grad_w[0][0] == pytest.approx(-27.375) and grad_b[0] == pytest.approx(-9.325)
+
+
+def test_step_first_and_patch_and_reset(client: httpx.Client) -> None:
+    s = new(client, step_first=True)
+    sid = s["id"]
+    s = line(client, sid, "run", {"iterations": 3})
+    assert values(s, "value") == [[[0.0]], [0.0]] and s["loss"] == 18.5
+    r = client.patch(f"/api/sessions/{sid}", json={"lr": 0.1, "step_first": False})
+    assert r.status_code == 200
+    s = r.json()
+    assert s["lr"] == 0.1 and s["program"][3] == "backward" and s["toggles"]["step_first"] is False
+    s = line(client, sid, "reset")
+    assert s["iteration"] == 0 and s["history"] == [] and s["lr"] == 0.1
+    assert values(s, "grad") == [None, None]
+
+
+def test_backward_twice_is_409_in_pytorchs_words(client: httpx.Client) -> None:
+    sid = new(client)["id"]
+    for name in ("forward", "loss", "backward"):
+        before = line(client, sid, name)
+    r = client.post(f"/api/sessions/{sid}/backward")
+    assert r.status_code == 409
+    assert r.json()["line"] == "backward"
+    assert "Trying to backward through the graph a second time" in r.json()["detail"]
+    assert client.get(f"/api/sessions/{sid}").json() == before
+
+
+def test_retain_graph_and_set_to_none_bodies(client: httpx.Client) -> None:
+    sid = new(client)["id"]
+    line(client, sid, "forward")
+    line(client, sid, "loss")
+    line(client, sid, "backward", {"retain_graph": True})
+    s = line(client, sid, "backward")
+    assert values(s, "grad") == [[[-47.0]], [-16.0]]
+    s = line(client, sid, "zero_grad", {"set_to_none": False})
+    assert values(s, "grad") == [[[0.0]], [0.0]]
+
+
+def test_lines_out_of_order_are_409(client: httpx.Client) -> None:
+    sid = new(client)["id"]
+    for name, words in (("loss", "forward"), ("backward", "loss")):
+        r = client.post(f"/api/sessions/{sid}/{name}")
+        assert r.status_code == 409 and words in r.json()["detail"]
+    s = line(client, sid, "step")  # the silent no-op
+    assert values(s, "value") == [[[0.0]], [0.0]]
+
+
+def test_moons_over_http_matches_the_lesson(client: httpx.Client) -> None:
+    s = new(client, scenario="moons")
+    assert [p["name"] for p in s["params"]][:2] == ["0.weight", "0.bias"]
+    assert s["params"][0]["shape"] == [16, 2] and s["params"][0]["dtype"] == "float64"
+    s = line(client, s["id"], "run", {"iterations": 150})
+    losses = [h["loss"] for h in s["history"]]
+    assert len(losses) == 150 and round(losses[0], 4) == 0.7109
+    assert round(sum(losses[-5:]) / 5, 3) == 0.196
+
+
+def test_diverging_session_is_valid_json(client: httpx.Client) -> None:
+    sid = new(client, lr=100)["id"]
+    r = client.post(f"/api/sessions/{sid}/run", json={"iterations": 40})
+    body = json.loads(r.text)  # strict: Python's json would take NaN, so check the text too
+    assert "NaN" not in r.text.replace('"NaN"', "") and "Infinity" not in r.text.replace(
+        '"Infinity"', ""
+    ).replace('"-Infinity"', "")
+    assert isinstance(body["params"][0]["value"][0][0], str)
+
+
+BAD_CREATES = [
+    {"scenario": "mnist"},
+    {"lr": 0},
+    {"lr": -1},
+    {"lr": 101},
+    {"lr": "0.1"},
+    {"seed": -1},
+    {"seed": 2**40},
+    {"seed": 1.5},
+    {"skip_zero_grad": "yes"},
+    {"skip_zero_grad": 1},
+    {"scenari": "neuron"},
+]
+
+
+@pytest.mark.parametrize("body", BAD_CREATES)
+def test_bad_create_is_422(client: httpx.Client, body: dict[str, Any]) -> None:
+    r = client.post("/api/sessions", json=body)
+    assert r.status_code == 422 and "detail" in r.json()
+
+
+@pytest.mark.parametrize("raw", ['{"lr": NaN}', '{"lr": Infinity}', '{"lr": 0.1', "[]", "nope"])
+def test_nan_and_malformed_bodies_are_422(client: httpx.Client, raw: str) -> None:
+    r = client.post(
+        "/api/sessions", content=raw, headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 422 and "detail" in r.json()
+
+
+def test_bad_requests_leave_the_session_untouched(client: httpx.Client) -> None:
+    sid = new(client)["id"]
+    before = line(client, sid, "forward")
+    bad = [
+        ("patch", "", {"lr": 0}),
+        ("patch", "", {"lr": float("inf")}),
+        ("patch", "", {"step_first": "no"}),
+        ("post", "/run", {"iterations": 0}),
+        ("post", "/run", {"iterations": 1001}),
+        ("post", "/run", {"iterations": "3"}),
+        ("post", "/run", None),
+        ("post", "/backward", {"retain_graph": 1}),
+        ("post", "/zero_grad", {"set_to_none": "false"}),
+    ]
+    for method, path, body in bad:
+        content = json.dumps(body, allow_nan=True) if body is not None else ""
+        r = client.request(
+            method, f"/api/sessions/{sid}{path}", content=content,
+            headers={"content-type": "application/json"},
+        )  # fmt: skip
+        assert r.status_code == 422, (method, path, body, r.text)
+    assert client.get(f"/api/sessions/{sid}").json() == before
+
+
+def test_unknown_session_and_delete(client: httpx.Client) -> None:
+    assert client.get("/api/sessions/nope").status_code == 404
+    assert client.post("/api/sessions/nope/forward").json() == {
+        "detail": "no such session (it may have expired)"
+    }
+    sid = new(client)["id"]
+    assert client.delete(f"/api/sessions/{sid}").status_code == 204
+    assert client.get(f"/api/sessions/{sid}").status_code == 404
+    assert client.delete(f"/api/sessions/{sid}").status_code == 404
+
+
+def test_concurrent_clicks_on_one_session_are_serialized(client: httpx.Client) -> None:
+    """40 `next` calls at once: each runs whole, so 8 complete iterations equal plain PyTorch."""
+    sid = new(client, scenario="moons")["id"]
+
+    def click(_: int) -> int:
+        with httpx.Client(base_url=str(client.base_url), timeout=30) as c:
+            return c.post(f"/api/sessions/{sid}/next").status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(click, range(40)))
+    assert codes == [200] * 40
+    s = client.get(f"/api/sessions/{sid}").json()
+    assert s["iteration"] == 8 and s["cursor"] == 0
+    plain = Plain("moons", 0.3, 0)
+    for _ in range(8):
+        for name in ("forward", "loss", "zero_grad", "backward", "step"):
+            plain.line(name)
+    assert values(s, "value") == [p.tolist() for p in plain.model.parameters()]
+
+
+def test_full_server_is_503() -> None:
+    with serve(Settings(max_sessions=2)) as url, httpx.Client(base_url=url) as c:
+        assert c.post("/api/sessions", json={}).status_code == 201
+        assert c.post("/api/sessions", json={}).status_code == 201
+        r = c.post("/api/sessions", json={})
+        assert r.status_code == 503 and "maximum of 2 sessions" in r.json()["detail"]
