@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from ..engine import Lab, Toggles
 from ..engine import scenarios as catalogue
@@ -13,6 +13,7 @@ from ..sessions import SessionStore
 from .schemas import (
     BackwardBody,
     CreateSession,
+    Output,
     PatchSession,
     Problem,
     RunBody,
@@ -92,6 +93,15 @@ def patch_session(session_id: str, body: PatchSession, store: Store) -> dict[str
 def delete_session(session_id: str, store: Store) -> Response:
     store.delete(session_id)
     return Response(status_code=204)
+
+
+@router.get("/sessions/{session_id}/output", response_model=Output, responses=ERRORS)
+def output(
+    session_id: str, store: Store, size: Annotated[int, Query(ge=2, le=80)] = 30
+) -> dict[str, Any]:
+    """What the model computes now (the line, or the decision boundary); changes nothing."""
+    with store.using(session_id) as session:
+        return session.lab.output(size)
 
 
 @router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)

@@ -116,3 +116,12 @@ class Session(BaseModel):
 class Problem(BaseModel):
     detail: str
     line: Line | None = None
+
+
+class Output(BaseModel):
+    kind: Literal["line", "boundary"]
+    points: list[list[float]]
+    targets: list[float]
+    line: dict[str, list[Number]] | None = Field(None, description="neuron: x and w·x + b")
+    extent: list[float] | None = Field(None, description="moons: x0, x1, y0, y1 of the grid")
+    p: list[list[Number]] | None = Field(None, description="moons: P(class 1), rows bottom-up")

@@ -63,7 +63,7 @@ def test_worked_example_over_http(client: httpx.Client) -> None:
     s = line(client, sid, "run", {"iterations": 1})
     assert s["cursor"] == 0 and s["iteration"] == 2
     assert values(s, "value")[0][0][0] == pytest.approx(1.36875)
-    assert [h["loss"] for h in s["history"]][0] == 18.5
+    assert s["history"][0] == {"iteration": 1, "loss": 18.5}
 
 
 def test_skip_zero_grad_piles_up(client: httpx.Client) -> None:
@@ -162,9 +162,7 @@ def test_bad_create_is_422(client: httpx.Client, body: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("raw", ['{"lr": NaN}', '{"lr": Infinity}', '{"lr": 0.1', "[]", "nope"])
 def test_nan_and_malformed_bodies_are_422(client: httpx.Client, raw: str) -> None:
-    r = client.post(
-        "/api/sessions", content=raw, headers={"content-type": "application/json"}
-    )
+    r = client.post("/api/sessions", content=raw, headers={"content-type": "application/json"})
     assert r.status_code == 422 and "detail" in r.json()
 
 
@@ -229,3 +227,19 @@ def test_full_server_is_503() -> None:
         assert c.post("/api/sessions", json={}).status_code == 201
         r = c.post("/api/sessions", json={})
         assert r.status_code == 503 and "maximum of 2 sessions" in r.json()["detail"]
+
+
+def test_output_is_what_the_model_computes(client: httpx.Client) -> None:
+    sid = new(client)["id"]
+    line(client, sid, "run", {"iterations": 1})
+    out = client.get(f"/api/sessions/{sid}/output").json()
+    assert out["kind"] == "line" and out["points"] == [[1.0], [2.0], [3.0], [4.0]]
+    assert out["line"]["y"][0] == pytest.approx(0.4) and out["line"]["y"][1] == pytest.approx(
+        5 * 1.175 + 0.4
+    )
+    moons = new(client, scenario="moons")["id"]
+    out = client.get(f"/api/sessions/{moons}/output", params={"size": 5}).json()
+    assert out["kind"] == "boundary" and len(out["points"]) == 150
+    assert len(out["p"]) == 5 and all(0 <= v <= 1 for row in out["p"] for v in row)
+    assert client.get(f"/api/sessions/{moons}/output", params={"size": 500}).status_code == 422
+    assert client.get(f"/api/sessions/{moons}").json()["graph"]["status"] == "empty"
