@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import anyio.to_thread
 import torch
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -12,18 +17,39 @@ from fastapi.templating import Jinja2Templates
 from .engine import LineError
 from .sessions import SessionStore, StoreFull, UnknownSession
 from .settings import Settings
-from .web import api, pages
+from .web import api, docs, pages, security
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     torch.set_num_threads(settings.torch_threads)
-    app = FastAPI(title="Loop Stepper", summary="One PyTorch training iteration, line by line.")
+    store = SessionStore(settings.max_sessions, settings.idle_timeout)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threadpool
+        sweeper = asyncio.create_task(evict_periodically(store, settings.evict_interval))
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+
+    app = FastAPI(
+        title="Loop Stepper",
+        summary="One PyTorch training iteration, line by line.",
+        docs_url=None,  # served from vendored files by docs.router: no CDN, strict CSP
+        redoc_url=None,
+        lifespan=lifespan,
+    )
     app.state.settings = settings
-    app.state.store = SessionStore(settings.max_sessions, settings.idle_timeout)
+    app.state.store = store
+    security.install(app, settings.max_body)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(docs.router)
     app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")
 
     @app.get("/healthz", tags=["health"])
@@ -49,3 +75,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse({"detail": f"{exc}; try again later"}, status_code=503)
 
     return app
+
+
+async def evict_periodically(store: SessionStore, interval: float) -> None:
+    """Drop idle sessions every ``interval`` seconds, not only when a new one is created."""
+    while True:
+        await asyncio.sleep(interval)
+        store.evict_idle()

@@ -17,5 +17,8 @@ class Settings(BaseSettings):
     max_sessions: int = 1000  # live sessions at once; a new one past this is a 503
     idle_timeout: float = 1800.0  # seconds without a request before a session may go
     torch_threads: int = 1  # many tiny models on few cores: one intra-op thread each
+    evict_interval: float = 30.0  # seconds between sweeps that drop idle sessions
+    max_body: int = 16 * 1024  # bytes; a larger request body is a 413
+    threadpool: int = 40  # threads that run the (synchronous) line requests at once
     templates_dir: Path = ROOT / "templates"
     static_dir: Path = ROOT / "static"

@@ -1,0 +1,144 @@
+"""Hardening for a server a whole lecture hall can reach: headers on every answer, a body limit.
+
+One pure ASGI middleware (no per-request Request objects, no extra task), installed outermost
+by ``create_app``:
+
+- every HTTP response, errors and static files included, carries a strict Content-Security-Policy
+  (everything from this origin only, no inline script, no framing), ``nosniff``, a Referrer-Policy
+  and same-origin isolation headers;
+- a request body larger than ``max_body`` bytes is refused with 413 ``{"detail": ...}``, whether
+  it declares its length or arrives chunked (the body is counted as it is read, and never more
+  than the limit is held);
+- no CORS: no ``Access-Control-*`` header is ever sent, so browsers keep other origins out.
+
+The API docs (``/docs``) are served from vendored files too (see ``docs.py``); Swagger UI sets
+inline styles and data: images, so only that page's policy allows those two, never scripts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MAX_BODY = 16 * 1024  # the largest valid body is well under 200 bytes
+
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+# Swagger UI styles elements inline and draws icons as data: URIs; scripts stay 'self' only.
+DOCS_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+DOCS_PATHS = frozenset({"/docs"})
+
+
+def _headers(csp: str) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"content-security-policy", csp.encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+        (b"x-frame-options", b"DENY"),
+        (b"cross-origin-opener-policy", b"same-origin"),
+        (b"cross-origin-resource-policy", b"same-origin"),
+        (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), interest-cohort=()"),
+    ]
+
+
+HEADERS = _headers(CSP)
+DOCS_HEADERS = _headers(DOCS_CSP)
+SECURITY_NAMES = frozenset(name for name, _ in HEADERS)
+
+
+class SecurityMiddleware:
+    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY) -> None:
+        self.app, self.max_body = app, max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        extra = DOCS_HEADERS if scope["path"] in DOCS_PATHS else HEADERS
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [
+                    (k, v) for k, v in message.get("headers", []) if k.lower() not in SECURITY_NAMES
+                ]
+                message = {**message, "headers": kept + extra}
+            await send(message)
+
+        declared = _content_length(scope["headers"])
+        if declared is not None and declared > self.max_body:
+            await self._too_large(send_with_headers)
+            return
+        # Read the whole (small) body now, counting as it comes: a chunked body has no length.
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body:
+                await self._too_large(send_with_headers)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: wait for the disconnect as usual
+
+        await self.app(scope, replay, send_with_headers)
+
+    async def _too_large(self, send: Send) -> None:
+        payload = b'{"detail":"request body too large: at most %d bytes"}' % self.max_body
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
+
+
+def _content_length(headers: Iterable[tuple[bytes, bytes]]) -> int | None:
+    for name, value in headers:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None  # the HTTP server rejects a malformed length itself
+    return None
+
+
+def install(app: Starlette, max_body: int = MAX_BODY) -> None:
+    """Wrap the whole middleware stack, Starlette's 500 handler included.
+
+    ``add_middleware`` would put it inside ``ServerErrorMiddleware``, so an unexpected 500 would
+    go out without the headers; wrapping the built stack covers every response.
+    """
+    build = app.build_middleware_stack
+
+    def build_wrapped() -> ASGIApp:
+        return SecurityMiddleware(build(), max_body=max_body)
+
+    setattr(app, "build_middleware_stack", build_wrapped)  # noqa: B010

@@ -1,0 +1,148 @@
+"""Hardening: security headers on every answer, the body limit, no CORS, offline /docs."""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from app.web.security import MAX_BODY
+
+PATHS = [
+    ("GET", "/"),
+    ("GET", "/healthz"),
+    ("GET", "/api/scenarios"),
+    ("GET", "/openapi.json"),
+    ("GET", "/docs"),
+    ("GET", "/static/vendor/swagger-ui/init.js"),
+    ("GET", "/api/sessions/not-a-session"),  # 404
+    ("POST", "/api/sessions/not-a-session/next"),  # 404
+    ("GET", "/nowhere"),  # 404 from the router
+    ("DELETE", "/healthz"),  # 405
+]
+
+
+def csp_of(response: httpx.Response) -> dict[str, str]:
+    policy = response.headers["content-security-policy"]
+    return {d.split()[0]: d.strip() for d in policy.split(";") if d.strip()}
+
+
+@pytest.mark.parametrize(("method", "path"), PATHS)
+def test_every_response_carries_the_security_headers(
+    client: httpx.Client, method: str, path: str
+) -> None:
+    r = client.request(method, path)
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["referrer-policy"] == "no-referrer"
+    assert r.headers["x-frame-options"] == "DENY"
+    csp = csp_of(r)
+    assert csp["default-src"] == "default-src 'self'"
+    assert csp["script-src"] == "script-src 'self'"  # no inline script, no eval, no CDN
+    assert csp["frame-ancestors"] == "frame-ancestors 'none'"
+    assert csp["object-src"] == "object-src 'none'"
+    assert "http" not in r.headers["content-security-policy"]  # nothing from another origin
+    if path != "/docs":
+        assert "unsafe-inline" not in r.headers["content-security-policy"]
+
+
+def test_422_and_409_carry_the_headers_too(client: httpx.Client) -> None:
+    assert client.post("/api/sessions", json={"scenario": "nope"}).status_code == 422
+    sid = client.post("/api/sessions", json={}).json()["id"]
+    r = client.post(f"/api/sessions/{sid}/loss")
+    assert r.status_code == 409
+    assert "content-security-policy" in r.headers
+    client.delete(f"/api/sessions/{sid}")
+
+
+def test_the_page_and_the_docs_load_nothing_from_outside(client: httpx.Client) -> None:
+    origin = str(client.base_url).rstrip("/")
+    for path in ("/", "/docs"):
+        html = client.get(path).text
+        for url in re.findall(r'(?:src|href)="([^"]*)"', html):
+            same_origin = url.startswith(("/", origin + "/")) and not url.startswith("//")
+            assert same_origin or url.startswith("data:"), url
+        assert "<script>" not in html  # no inline script: the CSP would block it
+    assert client.get("/static/vendor/swagger-ui/swagger-ui-bundle.js").status_code == 200
+    assert client.get("/static/vendor/swagger-ui/swagger-ui.css").status_code == 200
+
+
+def test_a_body_over_the_limit_is_413(client: httpx.Client) -> None:
+    r = client.post("/api/sessions", content=b" " * (MAX_BODY + 1), headers=json_type())
+    assert r.status_code == 413
+    assert "too large" in r.json()["detail"]
+    assert r.headers["x-content-type-options"] == "nosniff"
+    # a body at the limit is read (and rejected as bad JSON, not as too large)
+    r = client.post("/api/sessions", content=b" " * MAX_BODY, headers=json_type())
+    assert r.status_code == 422
+
+
+def test_a_chunked_body_over_the_limit_is_413(client: httpx.Client) -> None:
+    def chunks() -> Iterator[bytes]:
+        for _ in range(64):  # 64 KiB in 1 KiB chunks, no Content-Length
+            yield b" " * 1024
+
+    r = client.post("/api/sessions", content=chunks(), headers=json_type())
+    assert r.status_code == 413
+    assert r.json() == {"detail": f"request body too large: at most {MAX_BODY} bytes"}
+
+
+def test_a_small_chunked_body_still_works(client: httpx.Client) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"scenario":'
+        yield b' "moons"}'
+
+    r = client.post("/api/sessions", content=chunks(), headers=json_type())
+    assert r.status_code == 201, r.text
+    assert r.json()["scenario"] == "moons"
+    client.delete(f"/api/sessions/{r.json()['id']}")
+
+
+def test_a_lying_content_length_is_refused_before_reading(base_url: str) -> None:
+    # declares 1 MB and sends nothing: refused at once from the header, no wait for the body
+    url = urlsplit(base_url)
+    with socket.create_connection((url.hostname, url.port), timeout=5) as s:
+        s.sendall(
+            b"POST /api/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 1000000\r\n\r\n"
+        )
+        head = s.recv(4096).split(b"\r\n", 1)[0]
+    assert head == b"HTTP/1.1 413 Request Entity Too Large"
+
+
+def test_no_cors_for_another_origin(client: httpx.Client) -> None:
+    evil = {"Origin": "http://evil.example"}
+    preflight = client.options(
+        "/api/sessions",
+        headers={**evil, "Access-Control-Request-Method": "POST"},
+    )
+    simple = client.get("/api/scenarios", headers=evil)
+    created = client.post("/api/sessions", json={}, headers=evil)
+    for r in (preflight, simple, created):
+        assert not [h for h in r.headers if h.lower().startswith("access-control-")]
+    assert preflight.status_code in (400, 405)
+    client.delete(f"/api/sessions/{created.json()['id']}")
+
+
+def test_session_ids_are_long_random_and_unrelated(client: httpx.Client) -> None:
+    ids = [client.post("/api/sessions", json={}).json()["id"] for _ in range(20)]
+    assert len(set(ids)) == 20
+    assert all(len(i) >= 22 for i in ids)  # 16 random bytes, url-safe base64
+    prefixes = {i[:4] for i in ids}
+    assert len(prefixes) > 15  # not a counter or a timestamp
+    for i in ids:
+        client.delete(f"/api/sessions/{i}")
+
+
+def test_a_deleted_session_cannot_be_reached(client: httpx.Client) -> None:
+    sid = client.post("/api/sessions", json={}).json()["id"]
+    assert client.delete(f"/api/sessions/{sid}").status_code == 204
+    assert client.post(f"/api/sessions/{sid}/next").status_code == 404
+    assert client.get(f"/api/sessions/{sid[:-1]}").status_code == 404
+
+
+def json_type() -> dict[str, str]:
+    return {"Content-Type": "application/json"}
