@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import torch
@@ -14,7 +15,10 @@ from torch import nn
 class Plain:
     """The lesson's variables (model, loss_fn, optimizer, out, loss) and nothing else."""
 
-    def __init__(self, scenario: str, lr: float, seed: int = 0) -> None:
+    def __init__(
+        self, scenario: str, lr: float, seed: int = 0, optimizer: str = "sgd", **kw: Any
+    ) -> None:
+        """``optimizer`` "sgd" or "adam", ``kw`` its keyword arguments (momentum, betas...)."""
         if scenario == "neuron":
             self.x = torch.tensor([[1.0], [2.0], [3.0], [4.0]])
             self.y = torch.tensor([[2.0], [3.0], [5.0], [6.0]])
@@ -36,7 +40,8 @@ class Plain:
             ).double()
             self.loss_fn = nn.CrossEntropyLoss()
             self.batches = self._epochs(seed)
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=lr)
+        make = torch.optim.Adam if optimizer == "adam" else torch.optim.SGD
+        self.optimizer = make(self.model.parameters(), lr=lr, **kw)
         self.out: torch.Tensor | None = None
         self.yb: torch.Tensor | None = None
         self.loss: torch.Tensor | None = None

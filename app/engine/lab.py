@@ -15,14 +15,25 @@ from typing import Any
 
 import torch
 
-from . import scenarios
+from . import scenarios, theory
 from .graph import walk
 from .numbers import nested, number
-from .program import NO_BUGS, Toggles, carry_cursor, program_for
+from .optimizers import PLAIN_SGD, OptimizerSpec, state_of
+from .program import (
+    ENTRIES,
+    NO_BUGS,
+    Toggles,
+    carry_cursor,
+    code,
+    preset_of,
+    program_for,
+    toggles_of,
+)
 
 HISTORY_LIMIT = 1000  # loss points kept per session: bounds memory and response size
 
-# The lesson's F2 table: which stores each line reads and writes.
+# The lesson's F2 table: which stores each line reads and writes. A stateful optimizer
+# (momentum, Adam) adds a fifth store that step reads and writes.
 EFFECTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "forward": (("params", "data"), ("graph",)),
     "loss": (("graph", "data"), ("graph", "loss")),
@@ -30,6 +41,7 @@ EFFECTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "backward": (("loss", "graph", "grad"), ("grad", "graph")),
     "step": (("grad", "params"), ("params",)),
 }
+STATEFUL_STEP = (("grad", "params", "optimizer_state"), ("params", "optimizer_state"))
 
 
 class LineError(Exception):
@@ -57,27 +69,50 @@ class LabState:
     cursor: int = 0
     iteration: int = 0
     loss: float | None = None
-    history: list[tuple[int, float]] = field(default_factory=list)
+    history: list[tuple[int, float, float]] = field(default_factory=list)
 
 
 class Lab:
-    def __init__(self, scenario: str, lr: float, seed: int, toggles: Toggles = NO_BUGS) -> None:
-        built = scenarios.build(scenario, seed)
-        self.scenario, self.seed = scenario, seed
-        self.model, self.loss_fn, self.batches = built.model, built.loss_fn, built.batches
+    """A live model, loss function, optimizer and data, and the loop program over them.
+
+    ``accumulate`` = k makes forward hand out the k micro-batches of each batch in turn
+    and loss divide by k (the lesson's "accumulating on purpose"). ``options`` are the
+    scenario's own (the parabola's ``curvature`` and ``theta_star``).
+    """
+
+    def __init__(
+        self,
+        scenario: str,
+        lr: float,
+        seed: int,
+        toggles: Toggles = NO_BUGS,
+        *,
+        optimizer: OptimizerSpec = PLAIN_SGD,
+        accumulate: int = 1,
+        options: dict[str, float] | None = None,
+    ) -> None:
+        self.options = dict(options or {})
+        built = scenarios.build(scenario, seed, **self.options)
+        self.scenario, self.seed, self.accumulate = scenario, seed, accumulate
+        self.model, self.loss_fn = built.model, built.loss_fn
+        self.batches: scenarios.Batches | scenarios.MicroBatches = (
+            built.batches if accumulate == 1 else scenarios.MicroBatches(built.batches, accumulate)
+        )
         self.points, self.targets = built.points, built.targets
-        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=lr)
+        self.spec = optimizer
+        self.optimizer = optimizer.make(self.model.parameters(), lr)
         self.named = dict(self.model.named_parameters())
         self._names = {id(p): n for n, p in self.named.items()}
-        self.toggles = toggles
-        self.program = program_for(toggles)
+        self.program = program_for(toggles, accumulate)
         self.cursor = 0
         self.iteration = 0  # forward calls so far
         self.out: torch.Tensor | None = None
         self.y: torch.Tensor | None = None  # the targets of the batch forward drew
+        self.share = 1.0  # the micro-batch's share of its batch, when accumulating
         self.loss_tensor: torch.Tensor | None = None
         self.loss_value: float | None = None
-        self.history: deque[tuple[int, float]] = deque(maxlen=HISTORY_LIMIT)
+        # (iteration, loss, first parameter's first value) per loss line
+        self.history: deque[tuple[int, float, float]] = deque(maxlen=HISTORY_LIMIT)
         self.last: dict[str, Any] | None = None
         self._root: torch.Tensor | None = None  # the newest graph's output
         self._freed = False
@@ -87,7 +122,10 @@ class Lab:
 
     def forward(self) -> None:
         """``out = model(X)``: the next batch through the model; a fresh graph."""
-        x, self.y = self.batches.next()
+        if isinstance(self.batches, scenarios.MicroBatches):
+            x, self.y, self.share = self.batches.next()
+        else:
+            x, self.y = self.batches.next()
         self.out = self.model(x)
         self.iteration += 1
         self._new_graph(self.out)
@@ -97,9 +135,14 @@ class Lab:
         """``loss = loss_fn(out, y)``: the last node of the graph."""
         if self.out is None:
             raise LineError("loss", "loss needs an output: run forward first")
-        self.loss_tensor = self.loss_fn(self.out, self.y)
-        self.loss_value = self.loss_tensor.item()
-        self.history.append((self.iteration, self.loss_value))
+        loss = self.loss_fn(self.out, self.y)
+        if self.accumulate > 1:  # an uneven split weighs each part by its share (see README)
+            k = self.accumulate
+            loss = loss / k if self.share * k == 1 else loss * self.share
+        self.loss_tensor = loss
+        self.loss_value = loss.item()
+        first = next(iter(self.named.values())).detach().flatten()[0].item()
+        self.history.append((self.iteration, self.loss_value, first))
         self._new_graph(self.loss_tensor)
         self._did("loss")
 
@@ -131,15 +174,13 @@ class Lab:
 
     # -- the loop program ---------------------------------------------------------
 
-    def run_line(self, line: str) -> None:
-        lines: dict[str, Callable[[], None]] = {
-            "forward": self.forward,
-            "loss": self.loss,
-            "zero_grad": self.zero_grad,
-            "backward": self.backward,
-            "step": self.step,
-        }
-        lines[line]()
+    def run_line(self, entry: str) -> None:
+        """Run one program entry, e.g. ``backward(retain_graph=True)``."""
+        line, kwargs = ENTRIES[entry]
+        method: Callable[..., None] = getattr(self, line)
+        method(**kwargs)
+        if self.last is not None:
+            self.last["line"] = entry
 
     @property
     def next_line(self) -> str:
@@ -160,10 +201,17 @@ class Lab:
             while self.cursor != 0:
                 self.next()
 
+    def set_program(self, program: list[str]) -> None:
+        """A new loop program; the lines already run in this iteration stay run."""
+        self.cursor = carry_cursor(self.program, self.cursor, program)
+        self.program = list(program)
+
     def set_toggles(self, toggles: Toggles) -> None:
-        new = program_for(toggles)
-        self.cursor = carry_cursor(self.program, self.cursor, new)
-        self.toggles, self.program = toggles, new
+        self.set_program(program_for(toggles, self.accumulate))
+
+    @property
+    def toggles(self) -> Toggles:
+        return toggles_of(self.program)
 
     @property
     def lr(self) -> float:
@@ -216,7 +264,7 @@ class Lab:
         self._root, self._freed = root, False
 
     def _did(self, line: str) -> None:
-        reads, writes = EFFECTS[line]
+        reads, writes = STATEFUL_STEP if line == "step" and self.spec.stateful else EFFECTS[line]
         self.last = {"line": line, "reads": list(reads), "writes": list(writes)}
 
     def graph(self) -> dict[str, Any]:
@@ -264,6 +312,10 @@ class Lab:
                 "step_first": self.toggles.step_first,
             },
             "program": list(self.program),
+            "code": [code(e, self.accumulate) for e in self.program],
+            "preset": preset_of(self.program),
+            "accumulate": self.accumulate,
+            "optimizer": self.spec.describe(),
             "cursor": self.cursor,
             "next_line": self.next_line,
             "iteration": self.iteration,
@@ -277,8 +329,21 @@ class Lab:
                 }
                 for n, p in self.named.items()
             ],
+            "optimizer_state": state_of(self.optimizer, self.named),
             "loss": None if self.loss_value is None else number(self.loss_value),
             "graph": self.graph(),
             "last": self.last,
-            "history": [{"iteration": i, "loss": number(v)} for i, v in self.history],
+            "history": [
+                {"iteration": i, "loss": number(v), "param": number(w)} for i, v, w in self.history
+            ],
+            "theory": self.theory(),
         }
+
+    def theory(self) -> dict[str, Any] | None:
+        """The parabola's predicted behaviour for the current learning rate."""
+        if self.scenario != "parabola":
+            return None
+        h = self.options.get("curvature", scenarios.PARABOLA_CURVATURE)
+        target = self.options.get("theta_star", scenarios.PARABOLA_TARGET)
+        start = self._initial.params["theta"].item()
+        return theory.parabola(self.lr, h, start, target)

@@ -1,20 +1,40 @@
-"""The loop program: which lines one iteration runs, in which order, and where the cursor is."""
+"""The loop program: which lines one iteration runs, in which order, and where the cursor is.
+
+A program is a list of entries, each one line of Python; the toggles and presets are just
+ways of writing a program, and the toggles shown for a program are read back from it.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 
-# The lines a program may hold, each the exact Python it stands for.
-LINES: dict[str, str] = {
-    "forward": "out = model(X)",
-    "loss": "loss = loss_fn(out, y)",
-    "zero_grad": "optimizer.zero_grad()",
-    "backward": "loss.backward()",
-    "step": "optimizer.step()",
+# Every entry a program may hold, with the call it makes: (line, keyword arguments).
+ENTRIES: dict[str, tuple[str, dict[str, bool]]] = {
+    "forward": ("forward", {}),
+    "loss": ("loss", {}),
+    "zero_grad": ("zero_grad", {}),
+    "zero_grad(set_to_none=False)": ("zero_grad", {"set_to_none": False}),
+    "backward": ("backward", {}),
+    "backward(retain_graph=True)": ("backward", {"retain_graph": True}),
+    "step": ("step", {}),
 }
+MAX_PROGRAM = 20  # entries in a program a student writes
 
 CORRECT = ("forward", "loss", "zero_grad", "backward", "step")
+
+
+def code(entry: str, accumulate: int = 1) -> str:
+    """The exact Python an entry stands for."""
+    line, kwargs = ENTRIES[entry]
+    args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+    if line == "forward":
+        return "out = model(X)"
+    if line == "loss":
+        return "loss = loss_fn(out, y)" + (f" / {accumulate}" if accumulate > 1 else "")
+    if line == "backward":
+        return f"loss.backward({args})"
+    return f"optimizer.{line}({args})"
 
 
 @dataclass(frozen=True)
@@ -26,14 +46,95 @@ class Toggles:
 NO_BUGS = Toggles()
 
 
-def program_for(toggles: Toggles) -> list[str]:
-    """The default loop with the classic bugs switched on."""
-    lines = list(CORRECT)
-    if toggles.step_first:
-        lines[3], lines[4] = "step", "backward"
+def program_for(toggles: Toggles, accumulate: int = 1) -> list[str]:
+    """The default loop (zero_grad first when accumulating k micro-batches) with bugs on."""
+    if accumulate == 1:
+        lines = list(CORRECT)
+    else:
+        lines = ["zero_grad", *["forward", "loss", "backward"] * accumulate, "step"]
+    if toggles.step_first:  # the step moves before the last backward
+        b, s = len(lines) - 1 - lines[::-1].index("backward"), lines.index("step")
+        lines[b], lines[s] = lines[s], lines[b]
     if toggles.skip_zero_grad:
         lines.remove("zero_grad")
     return lines
+
+
+def toggles_of(program: list[str]) -> Toggles:
+    """The toggles a program shows: no zero_grad at all; a step before the last backward."""
+    lines = [ENTRIES[e][0] for e in program]
+    skip = "zero_grad" not in lines
+    first = (
+        "step" in lines
+        and "backward" in lines
+        and lines.index("step") < len(lines) - 1 - lines[::-1].index("backward")
+    )
+    return Toggles(skip, first)
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    title: str
+    program: tuple[str, ...]
+    explanation: str
+
+
+PRESETS = [
+    Preset(
+        "correct",
+        "The correct loop",
+        CORRECT,
+        "zero_grad empties the buffers after the last step and before this backward, so step "
+        "reads exactly this batch's gradient.",
+    ),
+    Preset(
+        "skip_zero_grad",
+        "Skip zero_grad",
+        ("forward", "loss", "backward", "step"),
+        "backward adds into .grad, so the buffers hold the sum of every gradient so far and each "
+        "step is too long: in the worked example .grad becomes (-27.375, -9.325) at step 2 and "
+        "the loss jumps to about 12.09. On a parabola the parameters swing for ever.",
+    ),
+    Preset(
+        "step_first",
+        "Step before backward",
+        ("forward", "loss", "zero_grad", "step", "backward"),
+        "step finds .grad set to None by zero_grad and skips every parameter: nothing ever "
+        "moves and the loss stays where it started (18.5 in the worked example).",
+    ),
+    Preset(
+        "zero_grad_before_step",
+        "zero_grad between backward and step",
+        ("forward", "loss", "backward", "zero_grad", "step"),
+        "zero_grad wipes the buffers backward just filled, so step finds None and nothing moves.",
+    ),
+    Preset(
+        "backward_twice",
+        "backward twice",
+        ("forward", "loss", "zero_grad", "backward", "backward", "step"),
+        "The first backward frees the graph; the second raises PyTorch's RuntimeError.",
+    ),
+    Preset(
+        "backward_twice_retain",
+        "backward twice with retain_graph",
+        ("forward", "loss", "zero_grad", "backward(retain_graph=True)", "backward", "step"),
+        "The graph is kept alive, so the second backward runs and adds the same gradient again: "
+        "the weight's .grad becomes 2 x (-23.5) = -47 in the worked example.",
+    ),
+    Preset(
+        "zeros",
+        "zero_grad(set_to_none=False) between backward and step",
+        ("forward", "loss", "backward", "zero_grad(set_to_none=False)", "step"),
+        "The buffers hold zeros instead of None. Plain SGD steps with zeros and nothing moves, "
+        "as with None; but with momentum or weight decay a zero gradient still moves the "
+        "parameters (the buffer coasts, the decay pulls), while None makes step skip them.",
+    ),
+]
+
+
+def preset_of(program: list[str]) -> str | None:
+    return next((p.name for p in PRESETS if list(p.program) == program), None)
 
 
 def carry_cursor(old: list[str], cursor: int, new: list[str]) -> int:

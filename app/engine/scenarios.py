@@ -29,6 +29,7 @@ class ScenarioInfo:
     default_seed: int
     batch_size: int
     train_size: int
+    accumulate: tuple[int, ...]  # the micro-batch counts that divide its batch
 
 
 class Batches(Protocol):
@@ -70,7 +71,7 @@ class FullBatch:
         pass
 
 
-def build_neuron(seed: int) -> Built:
+def build_neuron(seed: int, **_: float) -> Built:
     del seed  # the worked example is deterministic: w = b = 0
     x, y = torch.tensor(NEURON_X), torch.tensor(NEURON_Y)
     model = nn.Linear(1, 1)
@@ -124,7 +125,7 @@ class Epochs:
         self.start = state["start"]
 
 
-def build_moons(seed: int) -> Built:
+def build_moons(seed: int, **_: float) -> Built:
     x, y = moons_data(seed)
     with _SEED_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -134,9 +135,79 @@ def build_moons(seed: int) -> Built:
     return Built(model, nn.CrossEntropyLoss(), Epochs(x, y, seed, MOONS_BATCH), x, y)
 
 
+# -- parabola: the oscillation theory of "The formal statement" ----------------
+
+PARABOLA_CURVATURE = 15.0
+PARABOLA_TARGET = 1.4
+
+
+class Parabola(nn.Module):
+    """One parameter; the model's output is theta itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.theta = nn.Parameter(torch.zeros(1, dtype=torch.float64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.theta
+
+
+class HalfCurvatureLoss(nn.Module):
+    """L = h/2 * (out - y)^2: a parabola of curvature h with its minimum at y."""
+
+    def __init__(self, curvature: float) -> None:
+        super().__init__()
+        self.curvature = curvature
+
+    def forward(self, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.curvature / 2 * ((out - y) ** 2).sum()
+
+
+def build_parabola(
+    seed: int, curvature: float = PARABOLA_CURVATURE, theta_star: float = PARABOLA_TARGET
+) -> Built:
+    del seed
+    x = torch.ones(1, dtype=torch.float64)
+    y = torch.tensor([theta_star], dtype=torch.float64)
+    loss_fn = HalfCurvatureLoss(curvature)
+    return Built(Parabola(), loss_fn, FullBatch(x, y), x.reshape(1, 1), y)
+
+
+# -- accumulating on purpose ------------------------------------------------------
+
+
+class MicroBatches:
+    """Each batch split into k micro-batches, handed out one per forward.
+
+    Alongside each micro-batch comes its share of the batch, |B_j| / n: 1/k when the
+    split is even, the weight that keeps the sum exact when it is not (a batch of 22).
+    """
+
+    def __init__(self, batches: Batches, k: int) -> None:
+        self.batches, self.k = batches, k
+        self.pending: list[tuple[torch.Tensor, torch.Tensor, float]] = []
+
+    def next(self) -> tuple[torch.Tensor, torch.Tensor, float]:
+        if not self.pending:
+            x, y = self.batches.next()
+            n = len(y)
+            self.pending = [
+                (xj, yj, len(yj) / n)
+                for xj, yj in zip(x.tensor_split(self.k), y.tensor_split(self.k), strict=True)
+            ]
+        return self.pending.pop(0)
+
+    def state(self) -> dict[str, Any]:
+        return {"batches": self.batches.state(), "pending": list(self.pending)}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.batches.restore(state["batches"])
+        self.pending = list(state["pending"])
+
+
 # -- registry -------------------------------------------------------------------
 
-SCENARIOS: dict[str, tuple[ScenarioInfo, Callable[[int], Built]]] = {
+SCENARIOS: dict[str, tuple[ScenarioInfo, Callable[..., Built]]] = {
     "neuron": (
         ScenarioInfo(
             "neuron",
@@ -146,6 +217,7 @@ SCENARIOS: dict[str, tuple[ScenarioInfo, Callable[[int], Built]]] = {
             default_seed=0,
             batch_size=4,
             train_size=4,
+            accumulate=(1, 2, 4),
         ),
         build_neuron,
     ),
@@ -158,14 +230,29 @@ SCENARIOS: dict[str, tuple[ScenarioInfo, Callable[[int], Built]]] = {
             default_seed=0,
             batch_size=MOONS_BATCH,
             train_size=150,
+            accumulate=(1, 2, 4, 8),
         ),
         build_moons,
+    ),
+    "parabola": (
+        ScenarioInfo(
+            "parabola",
+            "One parameter theta from 0 on the loss h/2 * (theta - theta*)^2 (h = 15, "
+            "theta* = 1.4 unless set), SGD: without zero_grad it swings for ever.",
+            default_lr=0.05,
+            default_seed=0,
+            batch_size=1,
+            train_size=1,
+            accumulate=(1,),
+        ),
+        build_parabola,
     ),
 }
 
 
-def build(name: str, seed: int) -> Built:
-    return SCENARIOS[name][1](seed)
+def build(name: str, seed: int, **options: float) -> Built:
+    """The scenario's pieces; ``options`` are the parabola's ``curvature`` and ``theta_star``."""
+    return SCENARIOS[name][1](seed, **options)
 
 
 def info(name: str) -> ScenarioInfo:

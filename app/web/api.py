@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 
 from ..engine import Lab, Toggles
 from ..engine import scenarios as catalogue
+from ..engine.optimizers import PLAIN_SGD, OptimizerSpec
+from ..engine.program import PRESETS
 from ..sessions import SessionStore
 from .schemas import (
     BackwardBody,
     CreateSession,
     Output,
     PatchSession,
+    PresetOut,
     Problem,
     RunBody,
     ScenarioOut,
@@ -53,6 +56,36 @@ def list_scenarios() -> list[Any]:
     return [info for info, _ in catalogue.SCENARIOS.values()]
 
 
+@router.get("/presets", response_model=list[PresetOut])
+def list_presets() -> list[Any]:
+    """Loop programs with a bug in them, each explained in the lesson's terms."""
+    return PRESETS
+
+
+def optimizer_spec(body: CreateSession) -> OptimizerSpec:
+    opt = body.optimizer
+    if opt is None:
+        return PLAIN_SGD
+    if opt.kind == "adam":
+        return OptimizerSpec(
+            "adam", weight_decay=opt.weight_decay, betas=(opt.betas[0], opt.betas[1])
+        )
+    return OptimizerSpec("sgd", momentum=opt.momentum, weight_decay=opt.weight_decay)
+
+
+def scenario_options(body: CreateSession) -> dict[str, float]:
+    info = catalogue.info(body.scenario)
+    if body.accumulate not in info.accumulate:
+        raise HTTPException(
+            422, f"accumulate must be one of {list(info.accumulate)} for {body.scenario}"
+        )
+    options = {"curvature": body.curvature, "theta_star": body.theta_star}
+    given = {k: v for k, v in options.items() if v is not None}
+    if given and body.scenario != "parabola":
+        raise HTTPException(422, f"{', '.join(given)}: only the parabola scenario takes these")
+    return given
+
+
 @router.post(
     "/sessions",
     status_code=201,
@@ -64,7 +97,12 @@ def create_session(body: CreateSession, store: Store) -> dict[str, Any]:
     lr = info.default_lr if body.lr is None else body.lr
     seed = info.default_seed if body.seed is None else body.seed
     toggles = Toggles(body.skip_zero_grad, body.step_first)
-    session = store.create(lambda: Lab(body.scenario, lr, seed, toggles))
+    spec, options, k = optimizer_spec(body), scenario_options(body), body.accumulate
+
+    def make() -> Lab:
+        return Lab(body.scenario, lr, seed, toggles, optimizer=spec, accumulate=k, options=options)
+
+    session = store.create(make)
     return view(session.id, session.lab)
 
 
@@ -75,16 +113,25 @@ def get_session(session_id: str, store: Store) -> dict[str, Any]:
 
 @router.patch("/sessions/{session_id}", response_model=Session, responses=ERRORS)
 def patch_session(session_id: str, body: PatchSession, store: Store) -> dict[str, Any]:
+    """Change lr, the toggles (which rewrite the program) or the program itself."""
+    skip, first = body.skip_zero_grad, body.step_first
+    toggled = skip is not None or first is not None
+    if body.program is not None and toggled:
+        raise HTTPException(422, "send either a program or toggles, not both")
+
     def change(lab: Lab) -> None:
         if body.lr is not None:
             lab.lr = body.lr
-        skip, first = body.skip_zero_grad, body.step_first
-        lab.set_toggles(
-            Toggles(
-                lab.toggles.skip_zero_grad if skip is None else skip,
-                lab.toggles.step_first if first is None else first,
+        if body.program is not None:
+            lab.set_program(list(body.program))
+        elif toggled:
+            now = lab.toggles
+            lab.set_toggles(
+                Toggles(
+                    now.skip_zero_grad if skip is None else skip,
+                    now.step_first if first is None else first,
+                )
             )
-        )
 
     return act(store, session_id, change)
 

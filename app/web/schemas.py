@@ -6,9 +6,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Scenario = Literal["neuron", "moons"]
-Line = Literal["forward", "loss", "zero_grad", "backward", "step"]
-Store = Literal["params", "data", "graph", "grad", "loss"]
+Scenario = Literal["neuron", "moons", "parabola"]
+# one entry of a loop program, exactly the Python it runs
+Entry = Literal[
+    "forward",
+    "loss",
+    "zero_grad",
+    "zero_grad(set_to_none=False)",
+    "backward",
+    "backward(retain_graph=True)",
+    "step",
+]
+Store = Literal["params", "data", "graph", "grad", "loss", "optimizer_state"]
 # lr in (0, 100]; NaN and Infinity fail the bounds and allow_inf_nan
 LR = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]
@@ -21,18 +30,47 @@ class Body(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
 
+Fraction = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
+
+
+class SGDSpec(Body):
+    kind: Literal["sgd"]
+    momentum: Fraction = 0.0
+    weight_decay: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+
+
+class AdamSpec(Body):
+    kind: Literal["adam"]
+    betas: Annotated[list[Fraction], Field(min_length=2, max_length=2)] = [0.9, 0.999]
+    weight_decay: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+
+
+OptimizerIn = Annotated[SGDSpec | AdamSpec, Field(discriminator="kind")]
+
+
 class CreateSession(Body):
     scenario: Scenario = "neuron"
     lr: LR | None = None
     seed: Seed | None = None
     skip_zero_grad: bool = False
     step_first: bool = False
+    optimizer: OptimizerIn | None = None
+    accumulate: int = Field(1, description="micro-batches per step: neuron 1, 2, 4; moons 1-8")
+    curvature: Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)] | None = Field(
+        None, description="parabola only: h (15)"
+    )
+    theta_star: Annotated[float, Field(ge=-100, le=100, allow_inf_nan=False)] | None = Field(
+        None, description="parabola only: where the minimum is (1.4)"
+    )
 
 
 class PatchSession(Body):
     lr: LR | None = None
     skip_zero_grad: bool | None = None
     step_first: bool | None = None
+    program: Annotated[list[Entry], Field(min_length=1, max_length=20)] | None = Field(
+        None, description="the loop program; not together with the toggles"
+    )
 
 
 class ZeroGradBody(Body):
@@ -54,6 +92,14 @@ class ScenarioOut(BaseModel):
     default_seed: int
     batch_size: int
     train_size: int
+    accumulate: list[int]
+
+
+class PresetOut(BaseModel):
+    name: str
+    title: str
+    program: list[Entry]
+    explanation: str
 
 
 class Toggles(BaseModel):
@@ -86,7 +132,7 @@ class Graph(BaseModel):
 
 
 class Last(BaseModel):
-    line: Line
+    line: Entry
     reads: list[Store]
     writes: list[Store]
 
@@ -94,6 +140,39 @@ class Last(BaseModel):
 class LossPoint(BaseModel):
     iteration: int
     loss: Number
+    param: Number = Field(description="the first parameter's first value when loss ran")
+
+
+class OptimizerOut(BaseModel):
+    kind: Literal["sgd", "adam"]
+    momentum: float | None = None
+    betas: list[float] | None = None
+    weight_decay: float
+
+
+class ParamState(BaseModel):
+    name: str
+    state: dict[str, Any] = Field(description="what optimizer.state holds: tensors as lists")
+
+
+class Oscillation(BaseModel):
+    regime: Literal["oscillates", "grows"]
+    period: float | None
+    omega: float | None
+    amplitude: float | None
+    phase: float | None
+
+
+class Settling(BaseModel):
+    factor: float
+    settles: bool
+
+
+class Theory(BaseModel):
+    eta_h: float
+    theta_star: float
+    with_zero_grad: Settling
+    without_zero_grad: Oscillation
 
 
 class Session(BaseModel):
@@ -102,20 +181,26 @@ class Session(BaseModel):
     lr: float
     seed: int
     toggles: Toggles
-    program: list[Line]
+    program: list[Entry]
+    code: list[str] = Field(description="the Python of each program entry")
+    preset: str | None
     cursor: int
-    next_line: Line
+    next_line: Entry
     iteration: int
+    accumulate: int
+    optimizer: OptimizerOut
     params: list[Param]
+    optimizer_state: list[ParamState]
     loss: Number | None
     graph: Graph
     last: Last | None
     history: list[LossPoint]
+    theory: Theory | None = Field(description="parabola only: the formal statement's numbers")
 
 
 class Problem(BaseModel):
     detail: str
-    line: Line | None = None
+    line: Entry | None = None
 
 
 class Output(BaseModel):

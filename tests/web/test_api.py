@@ -63,7 +63,7 @@ def test_worked_example_over_http(client: httpx.Client) -> None:
     s = line(client, sid, "run", {"iterations": 1})
     assert s["cursor"] == 0 and s["iteration"] == 2
     assert values(s, "value")[0][0][0] == pytest.approx(1.36875)
-    assert s["history"][0] == {"iteration": 1, "loss": 18.5}
+    assert s["history"][0] == {"iteration": 1, "loss": 18.5, "param": 0.0}
 
 
 def test_skip_zero_grad_piles_up(client: httpx.Client) -> None:

@@ -1,0 +1,52 @@
+"""Which torch.optim optimizer a Lab uses, and its state (the fifth store) as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from .numbers import nested, number
+
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    kind: Literal["sgd", "adam"] = "sgd"
+    momentum: float = 0.0  # sgd
+    weight_decay: float = 0.0
+    betas: tuple[float, float] = (0.9, 0.999)  # adam
+
+    def make(self, params: Iterable[torch.nn.Parameter], lr: float) -> torch.optim.Optimizer:
+        if self.kind == "adam":
+            return torch.optim.Adam(params, lr=lr, betas=self.betas, weight_decay=self.weight_decay)
+        return torch.optim.SGD(
+            params, lr=lr, momentum=self.momentum, weight_decay=self.weight_decay
+        )
+
+    @property
+    def stateful(self) -> bool:
+        """Whether step keeps state between calls (plain SGD keeps none)."""
+        return self.kind == "adam" or self.momentum != 0
+
+    def describe(self) -> dict[str, Any]:
+        if self.kind == "adam":
+            return {"kind": "adam", "betas": list(self.betas), "weight_decay": self.weight_decay}
+        return {"kind": "sgd", "momentum": self.momentum, "weight_decay": self.weight_decay}
+
+
+PLAIN_SGD = OptimizerSpec()
+
+
+def state_of(optimizer: torch.optim.Optimizer, named: dict[str, torch.nn.Parameter]) -> list[Any]:
+    """Per parameter, what PyTorch's optimizer.state holds for it (empty until a step)."""
+    rows = []
+    for name, p in named.items():
+        state = {
+            key: nested(v) if isinstance(v, torch.Tensor) and v.dim() else
+            number(float(v)) if v is not None else None
+            for key, v in optimizer.state.get(p, {}).items()
+        }  # fmt: skip
+        rows.append({"name": name, "state": state})
+    return rows

@@ -1,0 +1,63 @@
+"""Momentum and Adam: the parameters and the fifth store, bit for bit against plain PyTorch."""
+
+from __future__ import annotations
+
+import torch
+
+from app.engine import Lab
+from app.engine.numbers import nested
+from app.engine.optimizers import OptimizerSpec
+from tests.engine.test_lab import assert_same
+from tests.oracle import Plain
+
+
+def run_plain(plain: Plain, iterations: int) -> None:
+    for _ in range(iterations):
+        for line in ("forward", "loss", "zero_grad", "backward", "step"):
+            plain.line(line)
+
+
+def test_momentum_state_matches_plain_pytorch() -> None:
+    spec = OptimizerSpec("sgd", momentum=0.9, weight_decay=0.01)
+    lab = Lab("moons", 0.1, 0, optimizer=spec)
+    plain = Plain("moons", 0.1, 0, momentum=0.9, weight_decay=0.01)
+    assert all(row["state"] == {} for row in lab.snapshot()["optimizer_state"])
+    lab.run(20)
+    run_plain(plain, 20)
+    assert_same(lab, plain)
+    state = lab.snapshot()["optimizer_state"]
+    for row, p in zip(state, plain.model.parameters(), strict=True):
+        assert row["state"]["momentum_buffer"] == nested(
+            plain.optimizer.state[p]["momentum_buffer"]
+        )
+    assert lab.last == {
+        "line": "step",
+        "reads": ["grad", "params", "optimizer_state"],
+        "writes": ["params", "optimizer_state"],
+    }
+
+
+def test_adam_state_matches_plain_pytorch() -> None:
+    spec = OptimizerSpec("adam", betas=(0.8, 0.99))
+    lab = Lab("neuron", 0.05, 0, optimizer=spec)
+    plain = Plain("neuron", 0.05, optimizer="adam", betas=(0.8, 0.99))
+    lab.run(7)
+    run_plain(plain, 7)
+    assert_same(lab, plain)
+    rows = lab.snapshot()["optimizer_state"]
+    weight = plain.model.weight
+    assert rows[0]["name"] == "weight" and rows[0]["state"]["step"] == 7.0
+    assert rows[0]["state"]["exp_avg"] == plain.optimizer.state[weight]["exp_avg"].tolist()
+    assert rows[0]["state"]["exp_avg_sq"] == plain.optimizer.state[weight]["exp_avg_sq"].tolist()
+
+
+def test_reset_empties_the_optimizer_state() -> None:
+    lab = Lab("neuron", 0.05, 0, optimizer=OptimizerSpec("adam"))
+    lab.run(3)
+    lab.reset()
+    assert all(row["state"] == {} for row in lab.snapshot()["optimizer_state"])
+    lab.run(3)
+    fresh = Lab("neuron", 0.05, 0, optimizer=OptimizerSpec("adam"))
+    fresh.run(3)
+    for p, q in zip(lab.named.values(), fresh.named.values(), strict=True):
+        assert torch.equal(p, q)
