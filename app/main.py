@@ -13,6 +13,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from .engine import LineError
 from .sessions import SessionStore, StoreFull, UnknownSession
@@ -62,6 +64,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         errors = [{"loc": e["loc"], "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
         return JSONResponse({"detail": errors}, status_code=422)
 
+    @app.exception_handler(HTTPException)
+    def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == BODY_PARSE_ERROR:
+            # JSON that is not UTF-8, or nested past the parser's depth: malformed JSON, a 422
+            error = {"loc": ["body"], "msg": "JSON decode error", "type": "json_invalid"}
+            return JSONResponse({"detail": [error]}, status_code=422)
+        headers = dict(exc.headers or {})
+        if exc.status_code in (204, 304):  # no body allowed
+            return JSONResponse(None, status_code=exc.status_code, headers=headers)
+        methods = allowed_methods(app, request) if exc.status_code == 405 else []
+        if methods:  # Starlette names only the first route's methods
+            headers["Allow"] = ", ".join(methods)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=headers)
+
     @app.exception_handler(UnknownSession)
     def unknown_session(request: Request, exc: UnknownSession) -> JSONResponse:
         return JSONResponse({"detail": "no such session (it may have expired)"}, status_code=404)
@@ -75,6 +91,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse({"detail": f"{exc}; try again later"}, status_code=503)
 
     return app
+
+
+BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's 400 for an unparsable body
+
+
+def allowed_methods(app: FastAPI, request: Request) -> list[str]:
+    """Every method some route serves at this path (FastAPI makes one route per method)."""
+    return [
+        method
+        for method in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+        if any(
+            route.matches({**request.scope, "method": method})[0] == Match.FULL
+            for route in app.router.routes
+        )
+    ]
 
 
 async def evict_periodically(store: SessionStore, interval: float) -> None:

@@ -144,5 +144,24 @@ def test_a_deleted_session_cannot_be_reached(client: httpx.Client) -> None:
     assert client.get(f"/api/sessions/{sid[:-1]}").status_code == 404
 
 
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * 5000 + b"]" * 5000, b'{"scenario": "\xff\xfe"}', b"0O\xc3"],
+    ids=["nested-past-the-parser", "not-utf8", "truncated-utf8"],
+)
+def test_unparsable_json_is_a_422_not_a_400(client: httpx.Client, body: bytes) -> None:
+    for path in ("/api/sessions", "/api/sessions/x/zero_grad"):
+        r = client.post(path, content=body, headers=json_type())
+        assert r.status_code == 422, r.text
+        assert r.json()["detail"][0]["type"] == "json_invalid"
+
+
+def test_405_names_every_method_of_the_path(client: httpx.Client) -> None:
+    r = client.request("OPTIONS", "/api/sessions/some-id")
+    assert r.status_code == 405
+    assert r.headers["allow"] == "GET, PATCH, DELETE"
+    assert client.put("/api/sessions").headers["allow"] == "POST"
+
+
 def json_type() -> dict[str, str]:
     return {"Content-Type": "application/json"}
