@@ -1,0 +1,123 @@
+// The code panel: the loop as the Python a student would write, in the program's order
+// (the server sends each entry's code). Each line is a button, so clicking it or pressing
+// Enter runs it out of order (how a student tries "backward twice"). A zero_grad dropped by
+// "Skip zero_grad" stays visible, struck through, where it used to be.
+
+const COMMENT = {
+  forward: "# forward: builds the graph",
+  loss: "# loss: the last node",
+  zero_grad: "# empty the buffers",
+  backward: "# add gradients into .grad",
+  step: "# move the parameters",
+};
+const base = (entry) => entry.split("(")[0];
+
+/** Rows to show: the program, plus a struck-through zero_grad when the toggle dropped it. */
+export function rows(session) {
+  const out = session.program.map((entry, index) => ({
+    entry, index, source: session.code?.[index] ?? entry, skipped: false,
+  }));
+  const hasZero = session.program.some((e) => base(e) === "zero_grad");
+  if (session.toggles.skip_zero_grad && !hasZero) {
+    const at = session.program.indexOf("loss") + 1 || Math.min(2, out.length);
+    out.splice(at, 0, { entry: "zero_grad", index: -1, source: "optimizer.zero_grad()", skipped: true });
+  }
+  return out;
+}
+
+export function createCode(root, onLine) {
+  const list = document.createElement("div");
+  list.className = "code";
+  list.setAttribute("role", "list");
+  const header = document.createElement("div");
+  header.className = "code-head";
+  header.innerHTML = '<span class="kw">for</span> X, y <span class="kw">in</span> loader:';
+  root.replaceChildren(header, list);
+  let shown = "";
+  let buttons = [];
+  let ranIndex = -1; // the row a click ran; -1 means "the one before the cursor"
+
+  function build(items) {
+    buttons = items.map((row) => {
+      const item = document.createElement("div");
+      item.setAttribute("role", "listitem");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "line";
+      button.dataset.line = row.entry;
+      button.dataset.index = String(row.index);
+      const parts = ["marker", "src", "comment", "state"].map((name) => {
+        const span = document.createElement(name === "src" ? "code" : "span");
+        span.className = name;
+        return span;
+      });
+      parts[0].setAttribute("aria-hidden", "true");
+      parts[1].textContent = row.source;
+      parts[2].textContent = COMMENT[base(row.entry)] ?? "";
+      button.append(...parts);
+      button.addEventListener("click", () => {
+        ranIndex = row.index;
+        onLine(row.entry, row.index);
+      });
+      item.append(button);
+      return { row, button, item };
+    });
+    list.replaceChildren(...buttons.map((b) => b.item));
+  }
+
+  return function render(session, byClick = false) {
+    const items = rows(session);
+    const key = JSON.stringify(items);
+    if (key !== shown) {
+      build(items);
+      shown = key;
+    }
+    const n = session.program.length;
+    const last = session.last?.line;
+    if (!byClick) ranIndex = -1;
+    let ran = byClick ? ranIndex : (session.cursor - 1 + n) % n;
+    if (last && session.program[ran] !== last) ran = session.program.indexOf(last);
+    for (const { row, button } of buttons) {
+      const next = !row.skipped && row.index === session.cursor;
+      const justRan = Boolean(last) && !row.skipped && row.index === ran;
+      button.classList.toggle("skipped", row.skipped);
+      button.classList.toggle("next", next);
+      button.classList.toggle("ran", justRan);
+      if (next) button.setAttribute("aria-current", "step");
+      else button.removeAttribute("aria-current");
+      // words, not only colour and arrows: read by screen readers and visible on the page
+      const words = [next ? "next" : "", justRan ? "just ran" : "", row.skipped ? "skipped" : ""];
+      button.querySelector(".state").textContent = words.filter(Boolean).join(", ");
+      button.querySelector(".marker").textContent = next ? "▶" : justRan ? "✓" : "";
+      button.title = row.skipped
+        ? "Skipped by the program (Skip zero_grad). Click to run it anyway."
+        : `Run ${row.source} now`;
+    }
+    return { buttons, cursor: session.cursor, ran };
+  };
+}
+
+/** Show (or clear) a refusal beside the line that caused it: the clicked one, or the next. */
+export function showProblem(problem, panel, error, clicked) {
+  if (!error) {
+    problem.hidden = true;
+    problem.textContent = "";
+    return;
+  }
+  const line = error.line;
+  const rowsShown = panel?.buttons ?? [];
+  const at =
+    rowsShown.find((b) => clicked !== undefined && b.row.index === clicked && b.row.entry === line) ??
+    rowsShown.find((b) => b.row.index === panel.cursor && b.row.entry === line) ??
+    rowsShown.find((b) => b.row.entry === line);
+  problem.replaceChildren();
+  const head = document.createElement("strong");
+  head.textContent = at ? `${at.row.source} failed:` : "The server says:";
+  const message = document.createElement("span");
+  message.className = "message";
+  message.textContent = ` ${error.message}`;
+  problem.append(head, message);
+  problem.hidden = false;
+  // beside the failing line, so the words sit where the student's eye already is
+  if (at) at.item.append(problem);
+}

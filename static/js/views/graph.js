@@ -1,0 +1,79 @@
+// The Graph store: the real grad_fn chain from the API, with PyTorch's class names, drawn
+// top (the loss) to bottom (AccumulateGrad → parameter), the direction backward walks.
+// Status is text and style: empty (nothing), built (solid), freed (dashed and greyed).
+
+import { place } from "./layout.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const STATUS = {
+  empty: "empty: no graph yet (forward builds one)",
+  built: "built: backward can walk it",
+  freed: "freed: backward released its saved tensors; a second backward fails",
+};
+
+function svg(tag, attrs = {}) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  return el;
+}
+
+export function createGraph(root) {
+  const status = document.createElement("p");
+  status.className = "graph-status";
+  const figure = document.createElement("div");
+  figure.className = "graph-figure";
+  root.replaceChildren(status, figure);
+  let drawn = "";
+
+  return function render(session) {
+    const g = session.graph;
+    status.dataset.status = g.status;
+    status.innerHTML = `Status: <strong class="status-word">${g.status}</strong> <span>${STATUS[g.status].slice(g.status.length + 1)}</span>`;
+    root.dataset.status = g.status;
+    const key = JSON.stringify([g.nodes, g.edges]);
+    if (key === drawn) return;
+    drawn = key;
+    if (!g.nodes.length) {
+      figure.replaceChildren();
+      return;
+    }
+    const { boxes, width, height } = place(g.nodes, g.edges);
+    const pad = 4;
+    const root_ = svg("svg", {
+      viewBox: `${-pad} ${-pad} ${width + 2 * pad} ${height + 2 * pad}`,
+      width: width + 2 * pad,
+      role: "img",
+      "aria-label": `Autograd graph, ${g.nodes.length} nodes: ${g.nodes.map((n) => n.label).join(", ")}`,
+    });
+    const defs = svg("defs");
+    const marker = svg("marker", {
+      id: "arrow", viewBox: "0 0 8 8", refX: 8, refY: 4, markerWidth: 7, markerHeight: 7,
+      orient: "auto-start-reverse",
+    });
+    marker.append(svg("path", { d: "M0,0 L8,4 L0,8 z", class: "arrowhead" }));
+    defs.append(marker);
+    root_.append(defs);
+    for (const e of g.edges) {
+      const a = boxes.get(e.source);
+      const b = boxes.get(e.target);
+      if (!a || !b) continue;
+      const x1 = a.x + a.w / 2, y1 = a.y + a.h, x2 = b.x + b.w / 2, y2 = b.y;
+      const my = (y1 + y2) / 2;
+      root_.append(svg("path", {
+        d: `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`,
+        class: "edge", "marker-end": "url(#arrow)",
+      }));
+    }
+    for (const n of g.nodes) {
+      const b = boxes.get(n.id);
+      const leaf = n.label.startsWith("AccumulateGrad");
+      const group = svg("g", { class: `node${leaf ? " leaf" : ""}`, "data-id": n.id });
+      group.append(svg("rect", { x: b.x, y: b.y, width: b.w, height: b.h, rx: leaf ? 2 : 9 }));
+      const text = svg("text", { x: b.x + b.w / 2, y: b.y + b.h / 2 + 4, "text-anchor": "middle" });
+      text.textContent = n.label;
+      group.append(text);
+      root_.append(group);
+    }
+    figure.replaceChildren(root_);
+  };
+}

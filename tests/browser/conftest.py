@@ -1,0 +1,91 @@
+"""Real headless Chromium (Debian's, never a downloaded one) against the real server.
+
+The page must work with no internet, so every test fails if the page asks for anything
+outside the server, logs a console error or throws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import ConsoleMessage, Error, Page, Request, Response
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = Path(__file__).resolve().parents[2] / "test-results"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    }
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    return {**browser_context_args, "viewport": {"width": 1360, "height": 900}}
+
+
+class Watch:
+    """What the page asked for and complained about, checked after each test."""
+
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+        self.errors: list[str] = []
+
+
+@pytest.fixture()
+def watch(page: Page, base_url: str) -> Iterator[Watch]:
+    seen = Watch()
+
+    def on_request(request: Request) -> None:
+        seen.urls.append(request.url)
+
+    def on_console(message: ConsoleMessage) -> None:
+        # Chromium logs every non-2xx response; from the API they are expected answers (a
+        # 409 refusal, a 404 for an expired session) that the page handles in words
+        api = "/api/" in message.location.get("url", "")
+        if message.type == "error" and not (api and "Failed to load resource" in message.text):
+            seen.errors.append(f"console: {message.text}")
+
+    def on_page_error(error: Error) -> None:
+        seen.errors.append(f"pageerror: {error}")
+
+    def on_response(response: Response) -> None:
+        if response.status >= 400 and "/api/" not in response.url:
+            seen.errors.append(f"{response.status}: {response.url}")
+
+    page.on("request", on_request)
+    page.on("response", on_response)
+    page.on("console", on_console)
+    page.on("pageerror", on_page_error)
+    page.context.on("request", on_request)
+    yield seen
+    outside = [u for u in seen.urls if not u.startswith(base_url + "/") and u != base_url]
+    assert outside == [], f"requests outside the server: {outside}"
+    assert seen.errors == [], seen.errors
+
+
+@pytest.fixture()
+def stepper(page: Page, watch: Watch) -> Page:
+    """The page on the worked example, loaded and ready."""
+    page.goto("/")
+    page.wait_for_selector("body[data-ready='1']")
+    return page
+
+
+def shot(page: Page, name: str) -> None:
+    SHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
