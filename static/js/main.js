@@ -19,7 +19,12 @@ let session = null;
 let running = false;
 let present = false;
 let queue = Promise.resolve();
-const stats = { renders: 0, lastRenderMs: 0, renderMs: [] };
+const stats = { renders: 0, lastRenderMs: 0, renderMs: [], clickToPaintMs: [] };
+// Benchmark hook: from a click (or key) on the page to the frame after the repaint it caused.
+let inputAt = null;
+for (const type of ["click", "keydown"]) {
+  document.addEventListener(type, (e) => (inputAt = e.timeStamp), { capture: true });
+}
 window.loopStepper = { stats, get session() { return session; } };
 
 const announce = createAnnouncer($("announcer"));
@@ -117,6 +122,14 @@ function render(next, fresh = false, clicked = undefined) {
   stats.renderMs.push(ms);
   if (stats.renderMs.length > 500) stats.renderMs.shift();
   document.body.dataset.renders = String(stats.renders);
+  if (inputAt !== null) {
+    const from = inputAt;
+    inputAt = null;
+    requestAnimationFrame(() => {
+      stats.clickToPaintMs.push(performance.now() - from);
+      if (stats.clickToPaintMs.length > 500) stats.clickToPaintMs.shift();
+    });
+  }
   refreshOutput();
 }
 
