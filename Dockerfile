@@ -30,7 +30,8 @@ RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin loop
 USER 10001
 
 # Settings are environment variables (LOOP_STEPPER_*): see the README's Classroom section.
-ENV PYTHONPATH=/srv/loop-stepper LOOP_STEPPER_HOST=0.0.0.0 LOOP_STEPPER_PORT=8000
+# MALLOC_ARENA_MAX: glibc's per-thread arenas let RSS creep as sessions come and go; 2 keeps it flat.
+ENV PYTHONPATH=/srv/loop-stepper LOOP_STEPPER_HOST=0.0.0.0 LOOP_STEPPER_PORT=8000 MALLOC_ARENA_MAX=2
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('LOOP_STEPPER_PORT', '8000') + '/healthz', timeout=4)"
