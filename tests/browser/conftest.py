@@ -17,6 +17,12 @@ CHROMIUM = "/usr/bin/chromium"
 SHOTS = Path(__file__).resolve().parents[2] / "test-results"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the browser tests last. Sync Playwright leaves an asyncio loop running in the main
+    thread for the rest of the session, so any later test calling asyncio.run() would fail."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
     return {

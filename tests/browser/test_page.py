@@ -223,3 +223,21 @@ def test_moons(page: Page, watch: Watch) -> None:
     page.get_by_label("Scenario").select_option("neuron")
     expect(page.get_by_label("lr")).to_have_value("0.05")
     assert value(page, "Gradients", "weight") == "None"
+
+
+def test_controls_are_named_and_lr_is_patched(stepper: Page) -> None:
+    page = stepper
+    for name in ("Next line", "Run", "Reset", "Presenter mode"):
+        expect(page.get_by_role("button", name=name)).to_be_visible()
+    for label in ("Speed", "Scenario", "lr", "Skip zero_grad", "Step before backward"):
+        expect(page.get_by_label(label)).to_be_visible()
+    # a store's role is said in words too, not only by a border colour
+    expect(page.get_by_label("Legend")).to_contain_text("read")
+    expect(page.get_by_label("Legend")).to_contain_text("written")
+    lr = page.get_by_label("lr")
+    lr.fill("0.1")
+    lr.press("Tab")
+    expect(page).to_have_url(re.compile(r"lr=0\.1\b"))
+    next_line(page, 5)
+    assert value(page, "Parameters", "weight") == "2.35"  # 0.1 * 23.5
+    expect(page.locator("#announcer")).to_have_text("step: weight 2.35, bias 0.8.")
