@@ -9,7 +9,7 @@ export function readUrl(search = location.search) {
   const q = new URLSearchParams(search);
   const setup = {};
   const scenario = q.get("scenario");
-  if (scenario === "neuron" || scenario === "moons") setup.scenario = scenario;
+  if (["neuron", "moons", "parabola"].includes(scenario)) setup.scenario = scenario;
   const lr = Number(q.get("lr"));
   if (q.has("lr") && Number.isFinite(lr) && lr > 0 && lr <= 100) setup.lr = lr;
   for (const flag of ["skip_zero_grad", "step_first"]) {

@@ -41,7 +41,7 @@ function neuron(out, svg, caption) {
     svg.append(el("circle", { cx: x(p[0]), cy: y(out.targets[i]), r: 5, class: "pt pt1" }));
   });
   const slope = (ly[1] - ly[0]) / (lx[1] - lx[0]);
-  caption.textContent = `The line w·x + b through the four points; at x = 0 it is ${display(ly[0], "float32")}, slope ${display(slope, "float32")}.`;
+  caption.textContent = `The line w·x + b and the ${out.points.length === 4 ? "four " : ""}training points; at x = 0 it is ${display(ly[0], "float32")}, slope ${display(slope, "float32")}.`;
 }
 
 function moons(out, svg, caption) {
