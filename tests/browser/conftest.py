@@ -14,7 +14,8 @@ import pytest
 from playwright.sync_api import ConsoleMessage, Error, Page, Request, Response
 
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = Path(__file__).resolve().parents[2] / "test-results"
+# not test-results/: pytest-playwright empties that folder
+SHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -93,5 +94,5 @@ def stepper(page: Page, watch: Watch) -> Page:
 
 
 def shot(page: Page, name: str) -> None:
-    SHOTS.mkdir(exist_ok=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
