@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.engine import Lab, LineError, Toggles
+from app.engine.program import ENTRIES
 from tests.oracle import Plain
 
 
@@ -195,15 +196,7 @@ def test_diverging_training_stays_valid_json() -> None:
 
 # -- random programs, bit for bit ------------------------------------------------
 
-LINES = [
-    "forward",
-    "loss",
-    "zero_grad",
-    "zero_grad(set_to_none=False)",
-    "backward",
-    "backward(retain_graph=True)",
-    "step",
-]
+LINES = list(ENTRIES)  # every entry a program may hold
 
 
 def assert_same(lab: Lab, plain: Plain) -> None:
