@@ -16,7 +16,8 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from .engine import LineError
+from .engine import Lab, LineError
+from .engine import scenarios as catalogue
 from .sessions import SessionStore, StoreFull, UnknownSession
 from .settings import Settings
 from .web import api, docs, pages, security
@@ -30,6 +31,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threadpool
+        await anyio.to_thread.run_sync(warm_up)
         sweeper = asyncio.create_task(evict_periodically(store, settings.evict_interval))
         try:
             yield
@@ -55,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")
 
     @app.get("/healthz", tags=["health"])
-    def healthz() -> dict[str, str]:
+    async def healthz() -> dict[str, str]:  # on the event loop: answers even when busy
         return {"status": "ok"}
 
     @app.exception_handler(RequestValidationError)
@@ -106,6 +108,18 @@ def allowed_methods(app: FastAPI, request: Request) -> list[str]:
             for route in app.router.routes
         )
     ]
+
+
+def warm_up() -> None:
+    """One Lab per scenario, one iteration, one snapshot, before the first student comes.
+
+    The first optimizer imports ``torch._dynamo`` (over a second) and moons imports scikit-learn:
+    done here, no student's first click waits for them.
+    """
+    for name, (info, _) in catalogue.SCENARIOS.items():
+        lab = Lab(name, info.default_lr, info.default_seed)
+        lab.run(1)
+        lab.snapshot()
 
 
 async def evict_periodically(store: SessionStore, interval: float) -> None:

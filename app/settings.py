@@ -20,5 +20,6 @@ class Settings(BaseSettings):
     evict_interval: float = 30.0  # seconds between sweeps that drop idle sessions
     max_body: int = 16 * 1024  # bytes; a larger request body is a 413
     threadpool: int = 40  # threads that run the (synchronous) line requests at once
+    access_log: bool = False  # one line per request: 300 students make 300 lines a second
     templates_dir: Path = ROOT / "templates"
     static_dir: Path = ROOT / "static"
