@@ -1,9 +1,20 @@
 // The only place that talks HTTP. Every call resolves to parsed JSON or throws an ApiError
 // carrying the status and the server's `detail` (PyTorch's own words for a 409).
 
+/** A 422's detail is a list of pydantic errors: say each as "where: what". */
+function words(detail) {
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail)) {
+    return detail
+      .map((d) => `${(d.loc ?? []).filter((part) => part !== "body").join(" ")}: ${d.msg}`)
+      .join("; ");
+  }
+  return JSON.stringify(detail);
+}
+
 export class ApiError extends Error {
   constructor(status, detail, line) {
-    super(typeof detail === "string" ? detail : JSON.stringify(detail));
+    super(words(detail));
     this.status = status;
     this.detail = detail;
     this.line = line ?? null;
@@ -34,6 +45,7 @@ const session = (id) => `/api/sessions/${encodeURIComponent(id)}`;
 
 export const api = {
   scenarios: () => call("GET", "/api/scenarios"),
+  presets: () => call("GET", "/api/presets"),
   create: (setup) => call("POST", "/api/sessions", setup),
   get: (id) => call("GET", session(id)),
   patch: (id, changes) => call("PATCH", session(id), changes),

@@ -1,21 +1,78 @@
 // Where the setup lives between visits: the URL (shareable: an instructor's link sets the
-// scenario, lr and bug toggles) and sessionStorage (the student's live session survives a
-// reload, but a new tab starts fresh).
+// scenario, lr, optimizer, accumulation, the parabola and the loop) and sessionStorage (the
+// student's live session survives a reload, but a new tab starts fresh).
 
 const KEY = "loop-stepper.session";
+export const SCENARIOS = ["neuron", "moons", "parabola"];
+export const ENTRIES = [
+  "forward", "loss", "zero_grad", "zero_grad(set_to_none=False)", "backward",
+  "backward(retain_graph=True)", "step",
+];
+// the presets the two checkboxes already say; any other program goes in the URL itself
+const TOGGLE_PRESETS = ["correct", "skip_zero_grad", "step_first"];
+
+/** The server's default loop for these toggles (app/engine/program.py, program_for). */
+export function programFor(toggles, k = 1) {
+  const lines = k === 1
+    ? ["forward", "loss", "zero_grad", "backward", "step"]
+    : ["zero_grad", ...Array(k).fill(["forward", "loss", "backward"]).flat(), "step"];
+  if (toggles.step_first) {
+    const b = lines.lastIndexOf("backward"), s = lines.indexOf("step");
+    [lines[b], lines[s]] = [lines[s], lines[b]];
+  }
+  if (toggles.skip_zero_grad) lines.splice(lines.indexOf("zero_grad"), 1);
+  return lines;
+}
+
+export const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** h of a parabola session: the Session carries ηh and η, not h (see the report). */
+export function curvatureOf(session) {
+  if (!session.theory) return undefined;
+  return Number((session.theory.eta_h / session.lr).toPrecision(12));
+}
+
+function number(q, name, lo, hi, open = false) {
+  const v = Number(q.get(name));
+  if (!q.has(name) || q.get(name).trim() === "" || !Number.isFinite(v)) return undefined;
+  return v >= lo && (open ? v < hi : v <= hi) ? v : undefined;
+}
 
 /** The setup the URL asks for; only keys present in the URL are set. */
 export function readUrl(search = location.search) {
   const q = new URLSearchParams(search);
   const setup = {};
   const scenario = q.get("scenario");
-  if (["neuron", "moons", "parabola"].includes(scenario)) setup.scenario = scenario;
-  const lr = Number(q.get("lr"));
-  if (q.has("lr") && Number.isFinite(lr) && lr > 0 && lr <= 100) setup.lr = lr;
+  if (SCENARIOS.includes(scenario)) setup.scenario = scenario;
+  const lr = number(q, "lr", 0, 100);
+  if (lr !== undefined && lr > 0) setup.lr = lr;
   for (const flag of ["skip_zero_grad", "step_first"]) {
     if (q.has(flag)) setup[flag] = q.get(flag) === "1" || q.get(flag) === "true";
   }
-  return { setup, present: q.get("present") === "1" };
+  const kind = q.get("optimizer");
+  const decay = number(q, "weight_decay", 0, 1) ?? 0;
+  if (kind === "sgd") {
+    setup.optimizer = { kind, momentum: number(q, "momentum", 0, 1, true) ?? 0, weight_decay: decay };
+  } else if (kind === "adam") {
+    const betas = [number(q, "beta1", 0, 1, true) ?? 0.9, number(q, "beta2", 0, 1, true) ?? 0.999];
+    setup.optimizer = { kind, betas, weight_decay: decay };
+  }
+  const k = number(q, "accumulate", 1, 8);
+  if (Number.isInteger(k)) setup.accumulate = k;
+  if (setup.scenario === "parabola") {
+    const h = number(q, "curvature", 0, 1000);
+    if (h !== undefined && h > 0) setup.curvature = h;
+    const star = number(q, "theta_star", -100, 100);
+    if (star !== undefined) setup.theta_star = star;
+  }
+  const program = (q.get("program") ?? "").split(",").filter((e) => ENTRIES.includes(e));
+  return {
+    setup,
+    program: program.length && program.length <= 20 ? program : null,
+    preset: q.get("preset"),
+    compare: q.get("compare"),
+    present: q.get("present") === "1",
+  };
 }
 
 /** Put the session's setup in the URL without a navigation, so the link can be shared. */
@@ -26,6 +83,25 @@ export function writeUrl(session, present) {
     skip_zero_grad: session.toggles.skip_zero_grad ? "1" : "0",
     step_first: session.toggles.step_first ? "1" : "0",
   });
+  const o = session.optimizer;
+  if (o.kind === "adam" || o.momentum || o.weight_decay) {
+    q.set("optimizer", o.kind);
+    if (o.kind === "sgd" && o.momentum) q.set("momentum", String(o.momentum));
+    if (o.kind === "adam") {
+      q.set("beta1", String(o.betas[0]));
+      q.set("beta2", String(o.betas[1]));
+    }
+    if (o.weight_decay) q.set("weight_decay", String(o.weight_decay));
+  }
+  if (session.accumulate !== 1) q.set("accumulate", String(session.accumulate));
+  if (session.theory) {
+    q.set("curvature", String(curvatureOf(session)));
+    q.set("theta_star", String(session.theory.theta_star));
+  }
+  if (!sameList(session.program, programFor(session.toggles, session.accumulate))) {
+    if (session.preset && !TOGGLE_PRESETS.includes(session.preset)) q.set("preset", session.preset);
+    else q.set("program", session.program.join(","));
+  }
   if (present) q.set("present", "1");
   const url = `${location.pathname}?${q}`;
   if (url !== location.pathname + location.search) history.replaceState(null, "", url);
@@ -34,11 +110,29 @@ export function writeUrl(session, present) {
 export const storedId = () => sessionStorage.getItem(KEY);
 export const storeId = (id) => sessionStorage.setItem(KEY, id);
 
+const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+
+/** Would a session made from `setup` differ from `session` in what only creation sets? */
+export function differs(session, setup) {
+  if (setup.scenario && setup.scenario !== session.scenario) return true;
+  if (setup.accumulate !== undefined && setup.accumulate !== session.accumulate) return true;
+  const o = setup.optimizer, s = session.optimizer;
+  if (o && (o.kind !== s.kind || o.weight_decay !== s.weight_decay)) return true;
+  if (o?.kind === "sgd" && o.momentum !== s.momentum) return true;
+  if (o?.kind === "adam" && !sameList(o.betas, s.betas)) return true;
+  if (setup.curvature !== undefined && !near(setup.curvature, curvatureOf(session) ?? NaN)) return true;
+  if (setup.theta_star !== undefined && !near(setup.theta_star, session.theory?.theta_star ?? NaN)) {
+    return true;
+  }
+  return false;
+}
+
 /**
- * The session to open: the stored one if it still exists (a 404 means it expired, so a new
- * one is made), adjusted to what the URL asks; a different scenario needs a new session.
+ * The session to open: the stored one if it still exists (a 404 means it expired) and was
+ * made with the setup the URL asks for, else a new one; then lr, toggles and the program
+ * are patched to what the URL says (a program wins over the toggles).
  */
-export async function openSession(api, setup) {
+export async function openSession(api, setup, program) {
   const id = storedId();
   let session = null;
   if (id) {
@@ -48,10 +142,10 @@ export async function openSession(api, setup) {
       if (error.status !== 404) throw error;
     }
   }
-  if (session && setup.scenario && setup.scenario !== session.scenario) session = null;
+  if (session && differs(session, setup)) session = null;
   if (!session) {
     session = await api.create(setup);
-  } else {
+  } else if (!program) {
     const changes = {};
     if (setup.lr !== undefined && setup.lr !== session.lr) changes.lr = setup.lr;
     for (const flag of ["skip_zero_grad", "step_first"]) {
@@ -60,6 +154,11 @@ export async function openSession(api, setup) {
       }
     }
     if (Object.keys(changes).length) session = await api.patch(session.id, changes);
+  } else if (setup.lr !== undefined && setup.lr !== session.lr) {
+    session = await api.patch(session.id, { lr: setup.lr });
+  }
+  if (program && !sameList(program, session.program)) {
+    session = await api.patch(session.id, { program });
   }
   storeId(session.id);
   return session;

@@ -136,7 +136,7 @@ def test_enter_on_a_line_runs_it(stepper: Page) -> None:
 def test_run_pause_reset(stepper: Page) -> None:
     page = stepper
     page.get_by_label("Speed").select_option("30")
-    run = page.get_by_role("button", name="Run")
+    run = page.get_by_role("button", name="Run", exact=True)
     run.click()
     pause = page.get_by_role("button", name="Pause")
     expect(pause).to_be_visible()
@@ -144,7 +144,7 @@ def test_run_pause_reset(stepper: Page) -> None:
     # the page's CSP forbids eval (so no wait_for_function): wait on the text instead
     expect(page.locator("#iteration")).to_contain_text(re.compile(r"iteration ([3-9]|\d\d)"))
     pause.click()
-    expect(page.get_by_role("button", name="Run")).to_be_visible()
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_visible()
     page.wait_for_timeout(200)
     stopped = page.evaluate("window.loopStepper.session.iteration")
     page.wait_for_timeout(300)
@@ -167,7 +167,7 @@ def test_keyboard(stepper: Page) -> None:
     page.keyboard.press(" ")
     expect(page.get_by_role("button", name="Pause")).to_be_visible()
     page.keyboard.press(" ")
-    expect(page.get_by_role("button", name="Run")).to_be_visible()
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_visible()
     page.keyboard.press("r")
     expect(page.locator("#loss-value")).to_have_text("None")
     expect(line(page, "forward")).to_have_attribute("aria-current", "step")
@@ -228,7 +228,7 @@ def test_moons(page: Page, watch: Watch) -> None:
 def test_controls_are_named_and_lr_is_patched(stepper: Page) -> None:
     page = stepper
     for name in ("Next line", "Run", "Reset", "Presenter mode"):
-        expect(page.get_by_role("button", name=name)).to_be_visible()
+        expect(page.get_by_role("button", name=name, exact=True)).to_be_visible()
     for label in ("Speed", "Scenario", "lr", "Skip zero_grad", "Step before backward"):
         expect(page.get_by_label(label)).to_be_visible()
     # a store's role is said in words too, not only by a border colour

@@ -25,7 +25,8 @@ export function rows(session) {
   return out;
 }
 
-export function createCode(root, onLine) {
+/** `decorate(item, row)` may add to each row's list item (the editor's tools). */
+export function createCode(root, onLine, decorate = () => {}) {
   const list = document.createElement("div");
   list.className = "code";
   list.setAttribute("role", "list");
@@ -60,6 +61,7 @@ export function createCode(root, onLine) {
         onLine(row.entry, row.index);
       });
       item.append(button);
+      decorate(item, row);
       return { row, button, item };
     });
     list.replaceChildren(...buttons.map((b) => b.item));
@@ -98,7 +100,10 @@ export function createCode(root, onLine) {
 }
 
 /** Show (or clear) a refusal beside the line that caused it: the clicked one, or the next. */
+const homes = new WeakMap(); // where each problem element sat in the page at first
+
 export function showProblem(problem, panel, error, clicked) {
+  if (!homes.has(problem)) homes.set(problem, problem.parentElement);
   if (!error) {
     problem.hidden = true;
     problem.textContent = "";
@@ -120,4 +125,5 @@ export function showProblem(problem, panel, error, clicked) {
   problem.hidden = false;
   // beside the failing line, so the words sit where the student's eye already is
   if (at) at.item.append(problem);
+  else homes.get(problem).append(problem); // not inside a row a repaint may throw away
 }

@@ -10,12 +10,18 @@ export function createControls(handlers) {
   const els = {
     next: $("next"), run: $("run"), reset: $("reset"), speed: $("speed"), scenario: $("scenario"),
     lr: $("lr"), skip: $("skip_zero_grad"), first: $("step_first"), present: $("present"),
-    form: $("controls"),
+    form: $("controls"), runN: $("run-n"), iterations: $("iterations"),
   };
   els.form.addEventListener("submit", (e) => e.preventDefault());
   els.next.addEventListener("click", handlers.next);
   els.run.addEventListener("click", handlers.toggleRun);
   els.reset.addEventListener("click", handlers.reset);
+  els.runN.addEventListener("click", () => {
+    const n = Number(els.iterations.value);
+    const ok = Number.isInteger(n) && n >= 1 && n <= 1000;
+    els.iterations.setAttribute("aria-invalid", String(!ok));
+    if (ok) handlers.runIterations(n);
+  });
   els.scenario.addEventListener("change", () => handlers.scenario(els.scenario.value));
   els.lr.addEventListener("change", () => {
     const lr = Number(els.lr.value);
@@ -61,13 +67,15 @@ export function describe(session) {
   const nodes = session.graph.nodes.length;
   const noneGrads = session.params.filter((p) => p.grad === null).length;
   const size = session.params.length;
-  switch (last.line) {
+  switch (last.line.split("(")[0]) {
     case "forward":
       return `forward: graph built, ${nodes} nodes.`;
     case "loss":
       return `loss: ${session.loss === null ? "None" : display(session.loss, dtype)}.`;
     case "zero_grad":
-      return scalar ? `zero_grad: ${list("grad", ".grad")}.` : `zero_grad: all ${size} .grad buffers None.`;
+      return scalar
+        ? `zero_grad: ${list("grad", ".grad")}.`
+        : `zero_grad: all ${size} .grad buffers ${last.line.includes("False") ? "zeros" : "None"}.`;
     case "backward":
       return scalar
         ? `backward: ${list("grad", ".grad")}; graph ${session.graph.status}.`

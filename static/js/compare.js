@@ -1,0 +1,199 @@
+// Compare mode (the lesson's figure F4): the correct loop beside a chosen bug, two live
+// sessions from the same start and the same batches (same scenario, seed and lr), driven by
+// one Next line and one Run, with both losses on one chart and both weight trajectories on
+// another. `/?compare=skip_zero_grad&scenario=neuron&lr=0.05` opens it; the URL keeps it.
+
+import { api, ApiError } from "./api.js";
+import { readUrl, sameList } from "./state.js";
+import { createChart, legend } from "./views/chart.js";
+import { createAnnouncer, describe } from "./views/controls.js";
+import { createPane } from "./views/pane.js";
+import { measured } from "./views/parabola.js";
+
+const $ = (id) => document.getElementById(id);
+const KEY = "loop-stepper.compare";
+const SIDES = ["correct", "bug"];
+// the least-squares weight of the four points, where the correct loop settles (lesson F4)
+const SETTLES = { neuron: ["least squares w = 1.4", 1.4] };
+
+// the stepper's markup goes (its ids and labels would clash); compare mode's takes its place
+document.querySelector("main.layout").replaceWith($("compare-template").content.cloneNode(true));
+$("controls").remove();
+const announce = createAnnouncer($("announcer"));
+const els = {
+  next: $("c-next"), run: $("c-run"), reset: $("c-reset"), iterations: $("c-iterations"),
+  bug: $("c-bug"), scenario: $("c-scenario"), lr: $("c-lr"), form: $("compare-controls"),
+};
+const sessions = { correct: null, bug: null };
+let presets = [];
+let bug = null;
+let renders = 0;
+let queue = Promise.resolve();
+
+const panes = Object.fromEntries(SIDES.map((side) => [side, createPane(
+  document.querySelector(`[data-pane="${side}"]`),
+  (entry, index) => act(side, (id) => api.line(id, entry), index),
+)]));
+const lossChart = createChart($("c-losses"));
+const weightChart = createChart($("c-weights"));
+for (const id of ["c-losses", "c-weights"]) {
+  $(id).append(legend([{ cls: "correct", text: "correct loop" }, { cls: "bug", text: "with the bug" }]));
+}
+
+function render(fresh = false) {
+  const a = sessions.correct, b = sessions.bug;
+  panes.correct.render(a, fresh, "The correct loop", presets.find((p) => p.name === "correct")?.explanation ?? "");
+  panes.bug.render(b, fresh, `With the bug: ${bug.title}`, bug.explanation);
+  document.querySelector('[data-pane="bug"]').setAttribute("aria-label", `Loop with the bug: ${bug.title}`);
+  const dtype = a.params[0]?.dtype ?? "float64";
+  const losses = (s) => s.history.map((p) => [p.iteration, p.loss]);
+  lossChart({
+    series: [{ cls: "correct", points: losses(a) }, { cls: "bug", points: losses(b) }],
+    include: [0],
+    floor: 0,
+    aria: `Loss of both loops over ${a.history.length} iterations`,
+  });
+  // x is the iteration whose loss line saw this weight; the latest step is one further
+  const path = (s) => measured(s).map(([t, v]) => [t + 1, v]);
+  const first = a.params[0];
+  const index = first.shape.length ? `[${first.shape.map(() => 0).join(", ")}]` : "";
+  $("c-weight-name").textContent = `${first.name}${index}`;
+  const [label, y] = a.theory ? ["θ*", a.theory.theta_star] : SETTLES[a.scenario] ?? [];
+  weightChart({
+    series: [{ cls: "correct", points: path(a), dots: true }, { cls: "bug", points: path(b), dots: true }],
+    marks: y === undefined ? [] : [{ y, cls: "star", label: label === "θ*" ? `θ* = ${y}` : label }],
+    aria: `${first.name}${index} in both loops, dtype ${dtype}`,
+  });
+  els.scenario.value = a.scenario;
+  if (document.activeElement !== els.lr) els.lr.value = String(a.lr);
+  els.bug.value = bug.name;
+  const q = new URLSearchParams({ compare: bug.name, scenario: a.scenario, lr: String(a.lr) });
+  history.replaceState(null, "", `${location.pathname}?${q}`);
+  $("c-back").href = `/?scenario=${a.scenario}&lr=${a.lr}&preset=${bug.name}`;
+  sessionStorage.setItem(KEY, JSON.stringify({ correct: a.id, bug: b.id }));
+  document.body.dataset.renders = String(++renders);
+}
+
+function enqueue(job) {
+  const run = queue.then(job).catch(async (error) => {
+    if (!(error instanceof ApiError)) throw error;
+    if (error.status === 404) {
+      await makePair(sessions.correct?.scenario, sessions.correct?.lr); // expired: start again
+      render(true);
+      announce("The sessions had expired, so new ones were started.");
+    } else {
+      announce(error.message);
+    }
+  });
+  queue = run.catch(() => {});
+  return run;
+}
+
+/**
+ * Send `request(id)` to the given sides at once. A side that fails with 409 is fetched again
+ * (a `run` stopped there keeps the lines before it) and shows PyTorch's message at its line.
+ */
+function act(sides, request, clicked) {
+  const list = Array.isArray(sides) ? sides : [sides];
+  return enqueue(async () => {
+    const answers = await Promise.allSettled(list.map((side) => request(sessions[side].id)));
+    const problems = {};
+    for (const [i, side] of list.entries()) {
+      const answer = answers[i];
+      if (answer.status === "fulfilled") {
+        sessions[side] = answer.value;
+      } else if (answer.reason instanceof ApiError && answer.reason.status === 409) {
+        problems[side] = answer.reason;
+        sessions[side] = await api.get(sessions[side].id);
+      } else {
+        throw answer.reason;
+      }
+    }
+    render();
+    for (const side of list) panes[side].problem(problems[side] ?? null, clicked);
+    announce(list.map((side) => problems[side]
+      ? `${side === "bug" ? "With the bug" : "Correct loop"}: ${problems[side].line} failed: ${problems[side].message}`
+      : `${side === "bug" ? "With the bug" : "Correct loop"}: ${describe(sessions[side])}`).join(" "));
+  });
+}
+
+/** Two new sessions with one seed and lr; the second gets the bug's program. */
+async function makePair(scenario = "neuron", lr) {
+  const old = SIDES.map((side) => sessions[side]?.id).filter(Boolean);
+  const a = await api.create({ scenario, ...(lr ? { lr } : {}) });
+  const b = await api.create({ scenario, lr: a.lr, seed: a.seed });
+  sessions.correct = a;
+  sessions.bug = await api.patch(b.id, { program: bug.program });
+  for (const id of old) api.remove(id).catch(() => {});
+}
+
+/** The pair this tab had, if both still exist and match what the URL asks for. */
+async function storedPair(setup) {
+  try {
+    const ids = JSON.parse(sessionStorage.getItem(KEY) ?? "null");
+    if (!ids) return false;
+    const [a, b] = await Promise.all([api.get(ids.correct), api.get(ids.bug)]);
+    const ok = a.preset === "correct" && sameList(b.program, bug.program) && a.seed === b.seed &&
+      a.scenario === (setup.scenario ?? "neuron") && b.scenario === a.scenario && a.lr === b.lr &&
+      (setup.lr === undefined || setup.lr === a.lr);
+    if (ok) Object.assign(sessions, { correct: a, bug: b });
+    return ok;
+  } catch {
+    return false;
+  }
+}
+
+els.form.addEventListener("submit", (e) => e.preventDefault());
+els.next.addEventListener("click", () => act(SIDES, (id) => api.next(id)));
+els.run.addEventListener("click", () => {
+  const n = Number(els.iterations.value);
+  const ok = Number.isInteger(n) && n >= 1 && n <= 1000;
+  els.iterations.setAttribute("aria-invalid", String(!ok));
+  if (ok) act(SIDES, (id) => api.run(id, n));
+});
+els.reset.addEventListener("click", () => act(SIDES, (id) => api.reset(id)));
+els.lr.addEventListener("change", () => {
+  const lr = Number(els.lr.value);
+  if (Number.isFinite(lr) && lr > 0 && lr <= 100) act(SIDES, (id) => api.patch(id, { lr }));
+});
+els.bug.addEventListener("change", () => {
+  bug = presets.find((p) => p.name === els.bug.value);
+  // both start again together, so the comparison stays fair
+  enqueue(async () => {
+    sessions.correct = await api.reset(sessions.correct.id);
+    await api.reset(sessions.bug.id);
+    sessions.bug = await api.patch(sessions.bug.id, { program: bug.program });
+    render(true);
+    announce(`Comparing with: ${bug.title}. Both loops start again.`);
+  });
+});
+els.scenario.addEventListener("change", () =>
+  enqueue(async () => {
+    await makePair(els.scenario.value);
+    render(true);
+  }));
+document.addEventListener("keydown", (e) => {
+  if (e.ctrlKey || e.metaKey || e.altKey || !sessions.correct) return;
+  if (e.target.closest?.("input, select, textarea")) return;
+  if (e.key === "n" || e.key === "ArrowRight") {
+    e.preventDefault();
+    els.next.click();
+  } else if (e.key === "r") {
+    e.preventDefault();
+    els.reset.click();
+  }
+});
+
+async function start() {
+  const url = readUrl();
+  presets = await api.presets();
+  const bugs = presets.filter((p) => p.name !== "correct");
+  bug = bugs.find((p) => p.name === url.compare) ?? bugs[0];
+  els.bug.replaceChildren(...bugs.map((p) => new Option(p.title, p.name)));
+  if (!(await storedPair(url.setup))) await makePair(url.setup.scenario, url.setup.lr);
+  render(true);
+  announce(`Comparing the correct loop with: ${bug.title}.`);
+  document.body.dataset.ready = "1";
+}
+
+start();

@@ -1,0 +1,92 @@
+// Setup chosen at creation: the optimizer (SGD with momentum and weight decay, or Adam with
+// its betas), accumulation over k micro-batches, and the parabola's curvature h and θ*. The
+// server fixes these when it makes a session, so changing one asks for a new session. The
+// fields mirror the session after every answer, like the other controls.
+
+import { curvatureOf } from "../state.js";
+
+const $ = (id) => document.getElementById(id);
+const FIELDS = {
+  momentum: [0, 1, true], weight_decay: [0, 1, false], beta1: [0, 1, true], beta2: [0, 1, true],
+  curvature: [0, 1000, false, true], theta_star: [-100, 100, false],
+};
+
+/** A field's number if valid ([lo, hi] or [lo, hi) ; `positive` excludes lo), else null. */
+function valueOf(input, [lo, hi, open, positive]) {
+  const v = Number(input.value);
+  const ok = input.value.trim() !== "" && Number.isFinite(v) && v >= lo && (open ? v < hi : v <= hi) &&
+    !(positive && v === lo);
+  input.setAttribute("aria-invalid", String(!ok));
+  return ok ? v : null;
+}
+
+export function createSetup(onChange) {
+  const els = { kind: $("optimizer"), accumulate: $("accumulate"), box: $("setup") };
+  for (const name of Object.keys(FIELDS)) els[name] = $(name);
+  let scenario = "neuron";
+
+  function show(kind) {
+    for (const label of els.box.querySelectorAll("[data-for]")) {
+      label.hidden = ![kind, scenario].includes(label.dataset.for);
+    }
+  }
+
+  /** The setup the fields say, or null while one of them is not a valid number. */
+  function read() {
+    const v = {};
+    for (const [name, bounds] of Object.entries(FIELDS)) {
+      if (els[name].closest("[data-for]")?.hidden) continue;
+      v[name] = valueOf(els[name], bounds);
+      if (v[name] === null) return null;
+    }
+    const kind = els.kind.value;
+    const setup = {
+      optimizer: kind === "adam"
+        ? { kind, betas: [v.beta1, v.beta2], weight_decay: v.weight_decay }
+        : { kind, momentum: v.momentum, weight_decay: v.weight_decay },
+      accumulate: Number(els.accumulate.value),
+    };
+    if (scenario === "parabola") Object.assign(setup, { curvature: v.curvature, theta_star: v.theta_star });
+    return setup;
+  }
+
+  els.box.addEventListener("change", () => {
+    show(els.kind.value);
+    const setup = read();
+    if (setup) onChange(setup);
+  });
+
+  return {
+    read,
+    render(session, scenarios) {
+      scenario = session.scenario;
+      const o = session.optimizer;
+      const set = (name, value) => {
+        if (document.activeElement !== els[name]) els[name].value = String(value);
+        els[name].setAttribute("aria-invalid", "false");
+      };
+      els.kind.value = o.kind;
+      set("weight_decay", o.weight_decay);
+      set("momentum", o.momentum ?? 0);
+      set("beta1", o.betas?.[0] ?? 0.9);
+      set("beta2", o.betas?.[1] ?? 0.999);
+      if (session.theory) {
+        set("curvature", curvatureOf(session));
+        set("theta_star", session.theory.theta_star);
+      }
+      const ks = scenarios?.find((s) => s.name === session.scenario)?.accumulate ?? [session.accumulate];
+      if (els.accumulate.dataset.ks !== ks.join()) {
+        els.accumulate.dataset.ks = ks.join();
+        els.accumulate.replaceChildren(...ks.map((k) => {
+          const opt = document.createElement("option");
+          opt.value = String(k);
+          opt.textContent = k === 1 ? "1 (whole batch)" : `${k} micro-batches`;
+          return opt;
+        }));
+      }
+      els.accumulate.value = String(session.accumulate);
+      els.accumulate.disabled = ks.length < 2;
+      show(o.kind);
+    },
+  };
+}
