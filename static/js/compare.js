@@ -48,7 +48,7 @@ function render(fresh = false) {
   const dtype = a.params[0]?.dtype ?? "float64";
   const losses = (s) => s.history.map((p) => [p.iteration, p.loss]);
   lossChart({
-    series: [{ cls: "correct", points: losses(a) }, { cls: "bug", points: losses(b) }],
+    series: [{ cls: "correct", points: losses(a), dots: true }, { cls: "bug", points: losses(b), dots: true }],
     include: [0],
     floor: 0,
     aria: `Loss of both loops over ${a.history.length} iterations`,
