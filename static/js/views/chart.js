@@ -58,7 +58,7 @@ export function createChart(root, { xLabel = "iteration", label = "" } = {}) {
     if (x1 <= x0) x1 = x0 + 1;
     let y0 = finite.length ? Math.min(...finite) : 0;
     let y1 = finite.length ? Math.max(...finite) : 1;
-    const pad = (y1 - y0) * 0.08 || Math.max(1, Math.abs(y0) * 0.1);
+    const pad = (y1 - y0) * 0.08 || Math.abs(y0) * 0.1 || 1; // a flat series stays readable
     y0 = floor !== undefined && y0 >= floor ? floor : y0 - pad; // a loss axis starts at 0
     y1 += pad;
     const x = (v) => L + ((v - x0) / (x1 - x0)) * (W - L - R);
