@@ -68,6 +68,7 @@ class LabState:
     batches: dict[str, Any]
     cursor: int = 0
     iteration: int = 0
+    steps: int = 0
     loss: float | None = None
     history: list[tuple[int, float, float]] = field(default_factory=list)
 
@@ -106,6 +107,7 @@ class Lab:
         self.program = program_for(toggles, accumulate)
         self.cursor = 0
         self.iteration = 0  # forward calls so far
+        self.steps = 0  # step calls so far
         self.out: torch.Tensor | None = None
         self.y: torch.Tensor | None = None  # the targets of the batch forward drew
         self.share = 1.0  # the micro-batch's share of its batch, when accumulating
@@ -170,6 +172,7 @@ class Lab:
     def step(self) -> None:
         """``optimizer.step()``: moves each parameter whose ``.grad`` is not None."""
         self.optimizer.step()
+        self.steps += 1
         self._did("step")
 
     # -- the loop program ---------------------------------------------------------
@@ -232,6 +235,7 @@ class Lab:
             batches=self.batches.state(),
             cursor=self.cursor,
             iteration=self.iteration,
+            steps=self.steps,
             loss=self.loss_value,
             history=list(self.history),
         )
@@ -248,7 +252,7 @@ class Lab:
         self.lr = lr
         self.batches.restore(state.batches)
         self.cursor = min(state.cursor, len(self.program) - 1)
-        self.iteration, self.loss_value = state.iteration, state.loss
+        self.iteration, self.steps, self.loss_value = state.iteration, state.steps, state.loss
         self.history = deque(state.history, maxlen=HISTORY_LIMIT)
         self.out = self.y = self.loss_tensor = self._root = None
         self._freed = False
@@ -319,6 +323,7 @@ class Lab:
             "cursor": self.cursor,
             "next_line": self.next_line,
             "iteration": self.iteration,
+            "steps": self.steps,
             "params": [
                 {
                     "name": n,

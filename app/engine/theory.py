@@ -17,6 +17,7 @@ def parabola(eta: float, h: float, theta0: float, theta_star: float) -> dict[str
     e0 = theta0 - theta_star
     theory: dict[str, Any] = {
         "eta_h": eh,
+        "curvature": h,
         "theta_star": theta_star,
         "with_zero_grad": {"factor": abs(1 - eh), "settles": abs(1 - eh) < 1},
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from ..engine import Lab, Toggles
 from ..engine import scenarios as catalogue
@@ -74,16 +74,8 @@ def optimizer_spec(body: CreateSession) -> OptimizerSpec:
 
 
 def scenario_options(body: CreateSession) -> dict[str, float]:
-    info = catalogue.info(body.scenario)
-    if body.accumulate not in info.accumulate:
-        raise HTTPException(
-            422, f"accumulate must be one of {list(info.accumulate)} for {body.scenario}"
-        )
     options = {"curvature": body.curvature, "theta_star": body.theta_star}
-    given = {k: v for k, v in options.items() if v is not None}
-    if given and body.scenario != "parabola":
-        raise HTTPException(422, f"{', '.join(given)}: only the parabola scenario takes these")
-    return given
+    return {k: v for k, v in options.items() if v is not None}
 
 
 @router.post(
@@ -100,7 +92,10 @@ def create_session(body: CreateSession, store: Store) -> dict[str, Any]:
     spec, options, k = optimizer_spec(body), scenario_options(body), body.accumulate
 
     def make() -> Lab:
-        return Lab(body.scenario, lr, seed, toggles, optimizer=spec, accumulate=k, options=options)
+        lab = Lab(body.scenario, lr, seed, toggles, optimizer=spec, accumulate=k, options=options)
+        if body.program is not None:
+            lab.set_program(list(body.program))
+        return lab
 
     session = store.create(make)
     return view(session.id, session.lab)
@@ -116,8 +111,6 @@ def patch_session(session_id: str, body: PatchSession, store: Store) -> dict[str
     """Change lr, the toggles (which rewrite the program) or the program itself."""
     skip, first = body.skip_zero_grad, body.step_first
     toggled = skip is not None or first is not None
-    if body.program is not None and toggled:
-        raise HTTPException(422, "send either a program or toggles, not both")
 
     def change(lab: Lab) -> None:
         if body.lr is not None:

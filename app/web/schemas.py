@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..engine import scenarios as catalogue
 
 Scenario = Literal["neuron", "moons", "parabola"]
 # one entry of a loop program, exactly the Python it runs
@@ -46,6 +48,7 @@ class AdamSpec(Body):
 
 
 OptimizerIn = Annotated[SGDSpec | AdamSpec, Field(discriminator="kind")]
+Program = Annotated[list[Entry], Field(min_length=1, max_length=20)]
 
 
 class CreateSession(Body):
@@ -62,15 +65,31 @@ class CreateSession(Body):
     theta_star: Annotated[float, Field(ge=-100, le=100, allow_inf_nan=False)] | None = Field(
         None, description="parabola only: where the minimum is (1.4)"
     )
+    program: Program | None = Field(None, description="the loop program; not with the toggles")
+
+    @model_validator(mode="after")
+    def fits_the_scenario(self) -> Self:
+        allowed = catalogue.info(self.scenario).accumulate
+        if self.accumulate not in allowed:
+            raise ValueError(f"accumulate must be one of {list(allowed)} for {self.scenario}")
+        if self.scenario != "parabola" and (self.curvature, self.theta_star) != (None, None):
+            raise ValueError("curvature and theta_star: only the parabola scenario takes these")
+        if self.program is not None and (self.skip_zero_grad or self.step_first):
+            raise ValueError("send either a program or toggles, not both")
+        return self
 
 
 class PatchSession(Body):
     lr: LR | None = None
     skip_zero_grad: bool | None = None
     step_first: bool | None = None
-    program: Annotated[list[Entry], Field(min_length=1, max_length=20)] | None = Field(
-        None, description="the loop program; not together with the toggles"
-    )
+    program: Program | None = Field(None, description="the loop program; not with the toggles")
+
+    @model_validator(mode="after")
+    def program_or_toggles(self) -> Self:
+        if self.program is not None and (self.skip_zero_grad, self.step_first) != (None, None):
+            raise ValueError("send either a program or toggles, not both")
+        return self
 
 
 class ZeroGradBody(Body):
@@ -170,6 +189,7 @@ class Settling(BaseModel):
 
 class Theory(BaseModel):
     eta_h: float
+    curvature: float
     theta_star: float
     with_zero_grad: Settling
     without_zero_grad: Oscillation
@@ -187,6 +207,7 @@ class Session(BaseModel):
     cursor: int
     next_line: Entry
     iteration: int
+    steps: int = Field(description="optimizer.step calls so far")
     accumulate: int
     optimizer: OptimizerOut
     params: list[Param]

@@ -34,7 +34,7 @@ def test_worked_example_with_zero_grad() -> None:
     assert grads(lab) == pytest.approx((-3.875, -1.325), abs=1e-5)
     assert wb(lab) == pytest.approx((1.36875, 0.46625))
     assert lab.loss_value == pytest.approx(0.5522, abs=1e-4)
-    assert lab.iteration == 2 and lab.cursor == 0
+    assert lab.iteration == 2 and lab.steps == 2 and lab.cursor == 0
 
 
 def test_worked_example_without_zero_grad() -> None:

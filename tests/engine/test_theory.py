@@ -18,7 +18,7 @@ def thetas(lab: Lab, iterations: int) -> list[float]:
 
 def test_the_lessons_numbers() -> None:
     t = parabola(0.05, 15, 0.0, 1.4)
-    assert t["eta_h"] == pytest.approx(0.75)
+    assert t["eta_h"] == pytest.approx(0.75) and t["curvature"] == 15
     assert t["with_zero_grad"]["factor"] == pytest.approx(0.25)
     assert t["without_zero_grad"]["period"] == pytest.approx(7.0, abs=0.05)
     assert parabola(0.3, 15, 0.0, 1.4)["without_zero_grad"]["regime"] == "grows"

@@ -61,6 +61,16 @@ def test_bad_programs_are_422(client: httpx.Client, body: dict[str, Any]) -> Non
     assert client.get(f"/api/sessions/{sid}").json() == before
 
 
+def test_a_program_at_creation(client: httpx.Client) -> None:
+    program = ["forward", "loss", "backward(retain_graph=True)", "backward", "step"]
+    s = new(client, program=program)
+    assert s["program"] == program and s["steps"] == 0
+    s = line(client, s["id"], "run", {"iterations": 1})
+    assert values(s, "grad") == [[[-47.0]], [-16.0]] and s["steps"] == 1
+    r = client.post("/api/sessions", json={"program": program, "skip_zero_grad": True})
+    assert r.status_code == 422 and "either a program or toggles" in r.json()["detail"][0]["msg"]
+
+
 def test_run_stops_at_the_failing_line(client: httpx.Client) -> None:
     sid = new(client)["id"]
     preset = {p["name"]: p for p in client.get("/api/presets").json()}["backward_twice"]
@@ -96,7 +106,7 @@ def test_accumulate(client: httpx.Client) -> None:
     assert values(s, "value")[0][0][0] == pytest.approx(1.175)
     for bad in ({"accumulate": 3}, {"accumulate": 8}, {"scenario": "moons", "accumulate": 16}):
         r = client.post("/api/sessions", json=bad)
-        assert r.status_code == 422 and "accumulate must be one of" in r.json()["detail"]
+        assert r.status_code == 422 and "accumulate must be one of" in r.json()["detail"][0]["msg"]
 
 
 def test_parabola_carries_its_theory(client: httpx.Client) -> None:
@@ -107,6 +117,7 @@ def test_parabola_carries_its_theory(client: httpx.Client) -> None:
     assert s["theory"]["without_zero_grad"]["regime"] == "grows"
     s = new(client, scenario="parabola", curvature=2, theta_star=-1)
     assert s["theory"]["eta_h"] == pytest.approx(0.1) and s["theory"]["theta_star"] == -1
+    assert s["theory"]["curvature"] == 2
     r = client.post("/api/sessions", json={"scenario": "neuron", "curvature": 2})
-    assert r.status_code == 422 and "parabola" in r.json()["detail"]
+    assert r.status_code == 422 and "parabola" in r.json()["detail"][0]["msg"]
     assert new(client)["theory"] is None

@@ -24,23 +24,7 @@ from ..conftest import serve
 # while JSON Schema calls 999.0 an integer, so "every schema-valid body is accepted" cannot
 # hold. Every other check runs: no 5xx, documented status codes, content types, headers,
 # response bodies valid against the schema, invalid bodies rejected.
-EXCLUDED = [checks.positive_data_acceptance, checks.response_schema_conformance]
-
-
-def conforms_but_string_422(
-    ctx: schemathesis.CheckContext, response: schemathesis.Response, case: schemathesis.Case
-) -> bool | None:
-    """Every response valid against the schema, with ONE known exception, to be removed:
-
-    KNOWN BUG (app/web/api.py): a few checks raise ``HTTPException(422, "text")``, so the body is
-    ``{"detail": "text"}`` while the schema documents 422 as HTTPValidationError (a list).
-    """
-    if response.status_code == 422 and isinstance(response.json().get("detail"), str):
-        return None
-    return checks.response_schema_conformance(ctx, response, case)
-
-
-ADDED = [conforms_but_string_422]
+EXCLUDED = [checks.positive_data_acceptance]
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))  # per operation; bounded for CI
 
 
@@ -74,9 +58,9 @@ def fresh_session(base_url: str, scenario: str) -> str:
     suppress_health_check=list(HealthCheck),
 )
 def test_every_operation_conforms(case: schemathesis.Case, fuzz_url: str) -> None:
-    case.call_and_validate(excluded_checks=EXCLUDED, additional_checks=ADDED)
+    case.call_and_validate(excluded_checks=EXCLUDED)
     if "session_id" in (case.path_parameters or {}):
         for scenario in ("neuron", "moons"):
             sid = fresh_session(fuzz_url, scenario)
             case.path_parameters = {**(case.path_parameters or {}), "session_id": sid}
-            case.call_and_validate(excluded_checks=EXCLUDED, additional_checks=ADDED)
+            case.call_and_validate(excluded_checks=EXCLUDED)
