@@ -121,9 +121,8 @@ function act(sides, request, clicked) {
 async function makePair(scenario = "neuron", lr) {
   const old = SIDES.map((side) => sessions[side]?.id).filter(Boolean);
   const a = await api.create({ scenario, ...(lr ? { lr } : {}) });
-  const b = await api.create({ scenario, lr: a.lr, seed: a.seed });
+  sessions.bug = await api.create({ scenario, lr: a.lr, seed: a.seed, program: bug.program });
   sessions.correct = a;
-  sessions.bug = await api.patch(b.id, { program: bug.program });
   for (const id of old) api.remove(id).catch(() => {});
 }
 

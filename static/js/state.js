@@ -26,10 +26,9 @@ export function programFor(toggles, k = 1) {
 
 export const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** h of a parabola session: the Session carries ηh and η, not h (see the report). */
+/** h of a parabola session (its theory carries it). */
 export function curvatureOf(session) {
-  if (!session.theory) return undefined;
-  return Number((session.theory.eta_h / session.lr).toPrecision(12));
+  return session.theory?.curvature;
 }
 
 function number(q, name, lo, hi, open = false) {
