@@ -1,0 +1,407 @@
+"""Server benchmarks, one command: ``python bench/server.py`` (about two minutes, loopback only).
+
+Starts the real server (``python -m app.cli``: uvicorn, one process) in a subprocess and measures,
+in one run, with an async httpx client:
+
+1. a line request (moons, ``POST next``) against ``GET /healthz`` on the same server: p50, p99;
+2. ``POST run`` for 150 moons iterations against the lesson's plain PyTorch loop (in this process,
+   one torch thread, like the server);
+3. memory per idle moons session: the server's RSS before and after creating N sessions;
+4. a simulated classroom: N students, each with a moons session, clicking Next line once a second
+   for a bounded time; latency from the moment the click was due (so a late client or a queue
+   counts), p50/p99 and errors, for N = 50, 150, 300.
+
+Prints a table of ratios and targets. Nothing is asserted: the numbers go in the README.
+``--quick`` shortens every part (for a smoke run); ``--seconds`` sets the classroom duration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+@contextmanager
+def server() -> Iterator[tuple[str, int]]:
+    """The server as an instructor starts it (same settings as the Dockerfile), on loopback."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "LOOP_STEPPER_MAX_SESSIONS": "5000",
+        "MALLOC_ARENA_MAX": "2",
+        "PYTHONPATH": str(ROOT),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.1)
+        yield url, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection, as a student's browser holds one: no pool, no parsing
+    beyond the status line and Content-Length, so the client costs far less CPU than the server
+    (httpx.AsyncClient with 300 pooled connections spends ~4 ms of CPU per request and would be
+    what saturates, not the server)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def open(cls, url: str) -> Connection:
+        host, port = url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        return cls(reader, writer)
+
+    async def request(self, method: str, path: str) -> tuple[int, bytes]:
+        self.writer.write(
+            f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: 0\r\n\r\n".encode()
+        )
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head[9:12])
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line[:15].lower() == b"content-length:":
+                length = int(line[15:])
+        body = await self.reader.readexactly(length)
+        return status, body
+
+    async def close(self) -> None:
+        self.writer.close()
+        await self.writer.wait_closed()
+
+
+async def new_session(client: httpx.AsyncClient) -> str:
+    r = await client.post("/api/sessions", json={"scenario": "moons"})
+    r.raise_for_status()
+    sid: str = r.json()["id"]
+    return sid
+
+
+async def line_vs_health(url: str, rounds: int) -> dict[str, float]:
+    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        sid = await new_session(client)
+        health: list[float] = []
+        line: list[float] = []
+        for i in range(rounds + 50):  # interleaved, so both see the same machine
+            t0 = time.perf_counter()
+            (await client.get("/healthz")).raise_for_status()
+            t1 = time.perf_counter()
+            (await client.post(f"/api/sessions/{sid}/next")).raise_for_status()
+            t2 = time.perf_counter()
+            if i >= 50:  # warm-up
+                health.append(t1 - t0)
+                line.append(t2 - t1)
+        await client.delete(f"/api/sessions/{sid}")
+    return {
+        "health_p50": pct(health, 0.5),
+        "health_p99": pct(health, 0.99),
+        "line_p50": pct(line, 0.5),
+        "line_p99": pct(line, 0.99),
+    }
+
+
+async def line_vs_health_lean(url: str, pid: int, rounds: int) -> dict[str, float]:
+    """The same, over one bare keep-alive connection: almost no client time in the numbers.
+
+    Also the server's own CPU time per request, for each kind alone: unlike latency, it does
+    not move when other processes share the cores.
+    """
+    async with httpx.AsyncClient(base_url=url, timeout=10) as client:
+        sid = await new_session(client)
+    conn = await Connection.open(url)
+    health: list[float] = []
+    line: list[float] = []
+    for i in range(rounds + 50):
+        t0 = time.perf_counter()
+        assert (await conn.request("GET", "/healthz"))[0] == 200
+        t1 = time.perf_counter()
+        assert (await conn.request("POST", f"/api/sessions/{sid}/next"))[0] == 200
+        t2 = time.perf_counter()
+        if i >= 50:
+            health.append(t1 - t0)
+            line.append(t2 - t1)
+    cpu: dict[str, float] = {}
+    for kind, method, path in (
+        ("health", "GET", "/healthz"),
+        ("line", "POST", f"/api/sessions/{sid}/next"),
+    ):
+        before = cpu_seconds(pid)
+        for _ in range(rounds):
+            await conn.request(method, path)
+        cpu[f"{kind}_cpu"] = (cpu_seconds(pid) - before) / rounds
+    await conn.close()
+    return {
+        **cpu,
+        "health_p50": pct(health, 0.5),
+        "health_p99": pct(health, 0.99),
+        "line_p50": pct(line, 0.5),
+        "line_p99": pct(line, 0.99),
+    }
+
+
+def plain_loop(iterations: int) -> float:
+    """The lesson's loop as written, moons, SGD lr 0.3, batches of 32; seconds."""
+    import numpy as np
+    import torch
+    from sklearn.datasets import make_moons
+    from sklearn.model_selection import train_test_split
+    from torch import nn
+
+    torch.set_num_threads(1)
+    x, labels = make_moons(n_samples=200, noise=0.2, random_state=0)
+    x_train, _, y_train, _ = train_test_split(
+        x, labels, test_size=0.25, stratify=labels, random_state=0
+    )
+    X, y = torch.tensor(x_train), torch.tensor(y_train)
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 2)
+    ).double()
+    loss_fn = nn.CrossEntropyLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.3)
+    rng = np.random.default_rng(0)
+    t0 = time.perf_counter()
+    done = 0
+    while done < iterations:
+        order = torch.from_numpy(rng.permutation(150))
+        for k in range(0, 150, 32):
+            if done == iterations:
+                break
+            idx = order[k : k + 32]
+            out = model(X[idx])
+            loss = loss_fn(out, y[idx])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            done += 1
+    return time.perf_counter() - t0
+
+
+async def run_vs_plain(url: str, repeats: int) -> dict[str, float]:
+    plain_loop(150)  # warm-up
+    plain = statistics.median(plain_loop(150) for _ in range(repeats))
+    served: list[float] = []
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        for i in range(repeats + 1):
+            sid = await new_session(client)
+            t0 = time.perf_counter()
+            r = await client.post(f"/api/sessions/{sid}/run", json={"iterations": 150})
+            elapsed = time.perf_counter() - t0
+            r.raise_for_status()
+            assert r.json()["iteration"] == 150
+            if i:
+                served.append(elapsed)
+            await client.delete(f"/api/sessions/{sid}")
+    return {"plain": plain, "served": statistics.median(served)}
+
+
+async def memory_per_session(url: str, pid: int, n: int) -> dict[str, float]:
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        warm = [await new_session(client) for _ in range(50)]  # allocator warm
+        for sid in warm:
+            await client.delete(f"/api/sessions/{sid}")
+        await asyncio.sleep(0.5)
+        before = rss_kib(pid)
+        ids = [await new_session(client) for _ in range(n)]
+        await asyncio.sleep(0.5)
+        after = rss_kib(pid)
+        for sid in ids:
+            await client.delete(f"/api/sessions/{sid}")
+    return {"per_session_kb": (after - before) * 1024 / n / 1000, "n": n}
+
+
+async def classroom(url: str, pid: int, students: int, seconds: float) -> dict[str, float]:
+    """Each student clicks Next line once a second, at its own phase, for ``seconds``."""
+    latencies: list[float] = []
+    errors = 0
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        sids = [await new_session(client) for _ in range(students)]
+    connections = [await Connection.open(url) for _ in sids]
+    start = time.perf_counter() + 1.0
+    rng = random.Random(0)
+    server_cpu, client_cpu = cpu_seconds(pid), time.process_time()
+
+    async def student(sid: str, conn: Connection, phase: float) -> None:
+        nonlocal errors
+        due = start + phase
+        while due < start + seconds:
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
+            try:
+                status, _ = await asyncio.wait_for(
+                    conn.request("POST", f"/api/sessions/{sid}/next"), 10
+                )
+                errors += status != 200
+            except (TimeoutError, OSError, asyncio.IncompleteReadError):
+                errors += 1
+            latencies.append(time.perf_counter() - due)  # from when the click was due
+            due += 1.0
+
+    await asyncio.gather(
+        *(student(sid, conn, rng.random()) for sid, conn in zip(sids, connections, strict=True))
+    )
+    server_cpu = cpu_seconds(pid) - server_cpu
+    client_cpu = time.process_time() - client_cpu
+    for conn in connections:
+        await conn.close()
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        for sid in sids:
+            await client.delete(f"/api/sessions/{sid}")
+    return {
+        "p50": pct(latencies, 0.5),
+        "p99": pct(latencies, 0.99),
+        "requests": len(latencies),
+        "errors": errors,
+        "server_ms": server_cpu / len(latencies) * 1e3,  # CPU per request
+        "client_ms": client_cpu / len(latencies) * 1e3,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, shorter classroom")
+    parser.add_argument("--seconds", type=float, default=None, help="classroom duration")
+    args = parser.parse_args()
+    rounds, repeats, n_mem = (200, 3, 200) if args.quick else (1000, 7, 1000)
+    seconds = args.seconds or (5.0 if args.quick else 20.0)
+    rows: list[tuple[str, str, str, str, str]] = []
+
+    def add(measure: str, measured: str, ratio: float, target: str, ok: bool | None) -> None:
+        rows.append(
+            (
+                measure,
+                measured,
+                f"{ratio:.2f}",
+                target,
+                {True: "yes", False: "**no**", None: ""}[ok],
+            )
+        )
+
+    with server() as (url, pid):
+        for label, lean in (("httpx.AsyncClient", False), ("bare keep-alive connection", True)):
+            if lean:
+                lat = asyncio.run(line_vs_health_lean(url, pid, rounds))
+            else:
+                lat = asyncio.run(line_vs_health(url, rounds))
+            for q in ("p50", "p99"):
+                ratio = lat[f"line_{q}"] / lat[f"health_{q}"]
+                add(
+                    f"moons `POST next` ÷ `GET /healthz`, {q} ({label})",
+                    f"{lat[f'line_{q}'] * 1e3:.2f} ms ÷ {lat[f'health_{q}'] * 1e3:.2f} ms",
+                    ratio,
+                    "≤ 1.5" if q == "p50" else "",
+                    ratio <= 1.5 if q == "p50" else None,
+                )
+        add(
+            "moons `POST next` ÷ `GET /healthz`, server CPU per request",
+            f"{lat['line_cpu'] * 1e3:.2f} ms ÷ {lat['health_cpu'] * 1e3:.2f} ms",
+            lat["line_cpu"] / lat["health_cpu"],
+            "",
+            None,
+        )
+        run = asyncio.run(run_vs_plain(url, repeats))
+        ratio = run["served"] / run["plain"]
+        add(
+            "`POST run` 150 moons iterations ÷ the lesson's plain loop",
+            f"{run['served'] * 1e3:.1f} ms ÷ {run['plain'] * 1e3:.1f} ms",
+            ratio,
+            "≤ 1.5",
+            ratio <= 1.5,
+        )
+        mem = asyncio.run(memory_per_session(url, pid, n_mem))
+        kb = mem["per_session_kb"]
+        add(
+            f"memory per idle moons session (server RSS over {mem['n']:.0f} sessions)",
+            f"{kb:.1f} KB",
+            kb / 100,
+            "≤ 100 KB",
+            kb <= 100,
+        )
+        for n in (50, 150, 300):
+            room = asyncio.run(classroom(url, pid, n, seconds))
+            p99 = room["p99"] * 1e3
+            add(
+                f"classroom: {n} students x Next once a second, {seconds:.0f} s",
+                f"p50 {room['p50'] * 1e3:.1f} ms, p99 {p99:.1f} ms, {room['requests']:.0f} "
+                f"requests, {room['errors']:.0f} errors (server CPU "
+                f"{room['server_ms']:.2f} ms/request, client {room['client_ms']:.2f})",
+                p99 / 100,
+                "p99 < 100 ms, 0 errors",
+                p99 < 100 and room["errors"] == 0,
+            )
+    head = ("measure", "measured", "ratio", "target", "met")
+    print(f"\n| {' | '.join(head)} |")
+    print(f"|{'|'.join('---' for _ in head)}|")
+    for row in rows:
+        print(f"| {' | '.join(row)} |")
+    print(
+        f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}; server: python -m app.cli "
+        "(uvicorn, 1 process); clients in this process, loopback. Memory and classroom ratios are "
+        "measured ÷ target."
+    )
+
+
+if __name__ == "__main__":
+    main()
