@@ -127,3 +127,30 @@ def test_a_flood_of_sessions_keeps_memory_bounded(small_server: tuple[str, int])
     r = httpx.post(f"{url}/api/sessions", json={"scenario": "moons"}, timeout=5)
     assert r.status_code == 201
     print(f"\n{FLOOD} creations in {elapsed:.1f}s: {dict(statuses)}, RSS KiB {rss}")
+
+
+def test_concurrent_students_never_mix_sessions(base_url: str) -> None:
+    """40 students send 10 lines each, all at once: every answer is the asker's own session,
+    and each session ran exactly its own lines (per-session serialization, no lost update)."""
+
+    async def classroom() -> None:
+        limits = httpx.Limits(max_connections=64)
+        async with httpx.AsyncClient(base_url=base_url, timeout=30, limits=limits) as client:
+            created = await asyncio.gather(
+                *(client.post("/api/sessions", json={"scenario": "moons"}) for _ in range(40))
+            )
+            ids = [r.json()["id"] for r in created]
+
+            async def line(sid: str) -> None:
+                r = await client.post(f"/api/sessions/{sid}/next")
+                assert r.status_code == 200, r.text
+                assert r.json()["id"] == sid
+
+            await asyncio.gather(*(line(sid) for _ in range(10) for sid in ids))
+            for sid in ids:
+                s = (await client.get(f"/api/sessions/{sid}")).json()
+                # 10 lines of forward, loss, zero_grad, backward, step: 2 iterations, cursor 0
+                assert (s["iteration"], s["cursor"], len(s["history"])) == (2, 0, 2), s
+                await client.delete(f"/api/sessions/{sid}")
+
+    asyncio.run(asyncio.wait_for(classroom(), timeout=60))

@@ -137,6 +137,12 @@ def test_session_ids_are_long_random_and_unrelated(client: httpx.Client) -> None
         client.delete(f"/api/sessions/{i}")
 
 
+def test_sessions_cannot_be_listed(client: httpx.Client) -> None:
+    r = client.get("/api/sessions")
+    assert r.status_code == 405  # there is no index of sessions to enumerate
+    assert "id" not in r.text
+
+
 def test_a_deleted_session_cannot_be_reached(client: httpx.Client) -> None:
     sid = client.post("/api/sessions", json={}).json()["id"]
     assert client.delete(f"/api/sessions/{sid}").status_code == 204
