@@ -11,6 +11,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -18,6 +19,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+import torch
+
+from app.main import create_app
+from app.settings import Settings
 
 from .conftest import free_port
 
@@ -154,3 +159,13 @@ def test_concurrent_students_never_mix_sessions(base_url: str) -> None:
                 await client.delete(f"/api/sessions/{sid}")
 
     asyncio.run(asyncio.wait_for(classroom(), timeout=60))
+
+
+def test_every_request_thread_runs_torch_on_one_thread() -> None:
+    """Many tiny models on few cores: intra-op parallelism would only add contention."""
+    create_app(Settings(torch_threads=1))
+    seen: list[int] = []
+    worker = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+    worker.start()
+    worker.join()
+    assert torch.get_num_threads() == 1 and seen == [1]
