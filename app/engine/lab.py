@@ -70,7 +70,7 @@ class LabState:
     iteration: int = 0
     steps: int = 0
     loss: float | None = None
-    history: list[tuple[int, float, float]] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Lab:
@@ -113,8 +113,8 @@ class Lab:
         self.share = 1.0  # the micro-batch's share of its batch, when accumulating
         self.loss_tensor: torch.Tensor | None = None
         self.loss_value: float | None = None
-        # (iteration, loss, first parameter's first value) per loss line
-        self.history: deque[tuple[int, float, float]] = deque(maxlen=HISTORY_LIMIT)
+        # {iteration, loss, param} per loss line, JSON-ready when made: every answer sends it
+        self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY_LIMIT)
         self.last: dict[str, Any] | None = None
         self._root: torch.Tensor | None = None  # the newest graph's output
         self._freed = False
@@ -144,7 +144,12 @@ class Lab:
         self.loss_tensor = loss
         self.loss_value = loss.item()
         first = next(iter(self.named.values())).detach().flatten()[0].item()
-        self.history.append((self.iteration, self.loss_value, first))
+        point = {
+            "iteration": self.iteration,
+            "loss": number(self.loss_value),
+            "param": number(first),
+        }
+        self.history.append(point)
         self._new_graph(self.loss_tensor)
         self._did("loss")
 
@@ -338,9 +343,7 @@ class Lab:
             "loss": None if self.loss_value is None else number(self.loss_value),
             "graph": self.graph(),
             "last": self.last,
-            "history": [
-                {"iteration": i, "loss": number(v), "param": number(w)} for i, v, w in self.history
-            ],
+            "history": list(self.history),
             "theory": self.theory(),
         }
 

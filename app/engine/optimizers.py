@@ -31,9 +31,13 @@ class OptimizerSpec:
         return self.kind == "adam" or self.momentum != 0
 
     def describe(self) -> dict[str, Any]:
-        if self.kind == "adam":
-            return {"kind": "adam", "betas": list(self.betas), "weight_decay": self.weight_decay}
-        return {"kind": "sgd", "momentum": self.momentum, "weight_decay": self.weight_decay}
+        adam = self.kind == "adam"
+        return {
+            "kind": self.kind,
+            "momentum": None if adam else self.momentum,
+            "betas": list(self.betas) if adam else None,
+            "weight_decay": self.weight_decay,
+        }
 
 
 PLAIN_SGD = OptimizerSpec()

@@ -13,7 +13,7 @@ from app.engine.theory import parabola, predicted_error
 def thetas(lab: Lab, iterations: int) -> list[float]:
     """theta after each step: the value the next loss line saw, then the last one."""
     lab.run(iterations)
-    return [*(w for _, _, w in list(lab.history)[1:]), lab.named["theta"].item()]
+    return [*(h["param"] for h in list(lab.history)[1:]), lab.named["theta"].item()]
 
 
 def test_the_lessons_numbers() -> None:
