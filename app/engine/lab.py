@@ -8,6 +8,7 @@ graph, ``.grad``, loss). No HTTP here: the web layer wraps a Lab.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,6 +70,7 @@ class LabState:
     cursor: int = 0
     iteration: int = 0
     steps: int = 0
+    losses: int = 0
     loss: float | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
 
@@ -108,6 +110,7 @@ class Lab:
         self.cursor = 0
         self.iteration = 0  # forward calls so far
         self.steps = 0  # step calls so far
+        self.losses = 0  # loss lines so far: the next history point's number n
         self.out: torch.Tensor | None = None
         self.y: torch.Tensor | None = None  # the targets of the batch forward drew
         self.share = 1.0  # the micro-batch's share of its batch, when accumulating
@@ -145,11 +148,13 @@ class Lab:
         self.loss_value = loss.item()
         first = next(iter(self.named.values())).detach().flatten()[0].item()
         point = {
+            "n": self.losses,
             "iteration": self.iteration,
             "loss": number(self.loss_value),
             "param": number(first),
         }
         self.history.append(point)
+        self.losses += 1
         self._new_graph(self.loss_tensor)
         self._did("loss")
 
@@ -241,6 +246,7 @@ class Lab:
             cursor=self.cursor,
             iteration=self.iteration,
             steps=self.steps,
+            losses=self.losses,
             loss=self.loss_value,
             history=list(self.history),
         )
@@ -258,6 +264,7 @@ class Lab:
         self.batches.restore(state.batches)
         self.cursor = min(state.cursor, len(self.program) - 1)
         self.iteration, self.steps, self.loss_value = state.iteration, state.steps, state.loss
+        self.losses = state.losses
         self.history = deque(state.history, maxlen=HISTORY_LIMIT)
         self.out = self.y = self.loss_tensor = self._root = None
         self._freed = False
@@ -310,8 +317,19 @@ class Lab:
             "p": nested(p),
         }
 
-    def snapshot(self) -> dict[str, Any]:
-        """The four stores and the loop's position, as JSON-ready values."""
+    def history_since(self, since: int) -> list[dict[str, Any]]:
+        """The kept loss points numbered ``since`` or later (all kept ones for 0)."""
+        if not self.history:
+            return []
+        skip = max(0, since - self.history[0]["n"])
+        return list(itertools.islice(self.history, skip, None))
+
+    def snapshot(self, since: int = 0) -> dict[str, Any]:
+        """The stores and the loop's position, as JSON-ready values.
+
+        ``since`` trims the history to the points a client does not have yet: a page that
+        clicks once a second would otherwise fetch the same 1000 points every time.
+        """
         return {
             "scenario": self.scenario,
             "lr": self.lr,
@@ -343,7 +361,8 @@ class Lab:
             "loss": None if self.loss_value is None else number(self.loss_value),
             "graph": self.graph(),
             "last": self.last,
-            "history": list(self.history),
+            "losses": self.losses,
+            "history": self.history_since(since),
             "theory": self.theory(),
         }
 

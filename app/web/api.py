@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import pydantic_core
@@ -41,19 +42,40 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def view(session_id: str, lab: Lab, status: int = 200) -> Response:
-    """The Session as JSON. The engine builds it in the schema's shape (the fuzz test checks
-    every answer against it), so it is serialized directly: FastAPI's validation of the
-    returned dict would cost more than running the line."""
-    body = pydantic_core.to_json({"id": session_id, **lab.snapshot()})
+def view(session_id: str, lab: Lab, since: int = 0, status: int = 200) -> Response:
+    """The Session as JSON. The engine builds it in the schema's shape (a test holds every
+    answer to the model), so it is serialized directly: FastAPI's validation of the returned
+    dict would cost more than running the line."""
+    body = pydantic_core.to_json({"id": session_id, **lab.snapshot(since)})
     return Response(body, status_code=status, media_type="application/json")
 
 
-def act(store: SessionStore, session_id: str, action: Callable[[Lab], Any]) -> Response:
-    """Run one action on the session's Lab, alone, and answer with the Session after it."""
-    with store.using(session_id) as session:
-        action(session.lab)
-        return view(session.id, session.lab)
+@dataclass
+class SessionCall:
+    """One request on one session: which, from which store, and how much history to send."""
+
+    store: SessionStore
+    session_id: str
+    since: int
+
+    def act(self, action: Callable[[Lab], Any]) -> Response:
+        """Run one action on the session's Lab, alone, and answer with the Session after it."""
+        with self.store.using(self.session_id) as session:
+            action(session.lab)
+            return view(session.id, session.lab, self.since)
+
+
+async def session_call(
+    session_id: str,
+    store: Store,
+    since: Annotated[
+        int, Query(ge=0, description="send only the history points numbered this or later")
+    ] = 0,
+) -> SessionCall:
+    return SessionCall(store, session_id, since)
+
+
+Call = Annotated[SessionCall, Depends(session_call)]
 
 
 @router.get("/scenarios", response_model=list[ScenarioOut])
@@ -107,12 +129,12 @@ def create_session(body: CreateSession, store: Store) -> Response:
 
 
 @router.get("/sessions/{session_id}", response_model=Session, responses=ERRORS)
-def get_session(session_id: str, store: Store) -> Response:
-    return act(store, session_id, lambda lab: None)
+def get_session(call: Call) -> Response:
+    return call.act(lambda lab: None)
 
 
 @router.patch("/sessions/{session_id}", response_model=Session, responses=ERRORS)
-def patch_session(session_id: str, body: PatchSession, store: Store) -> Response:
+def patch_session(call: Call, body: PatchSession) -> Response:
     """Change lr, the toggles (which rewrite the program) or the program itself."""
     skip, first = body.skip_zero_grad, body.step_first
     toggled = skip is not None or first is not None
@@ -131,7 +153,7 @@ def patch_session(session_id: str, body: PatchSession, store: Store) -> Response
                 )
             )
 
-    return act(store, session_id, change)
+    return call.act(change)
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=ERRORS)
@@ -150,42 +172,42 @@ def output(
 
 
 @router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)
-def forward(session_id: str, store: Store) -> Response:
-    return act(store, session_id, Lab.forward)
+def forward(call: Call) -> Response:
+    return call.act(Lab.forward)
 
 
 @router.post("/sessions/{session_id}/loss", response_model=Session, responses=ERRORS)
-def loss(session_id: str, store: Store) -> Response:
-    return act(store, session_id, Lab.loss)
+def loss(call: Call) -> Response:
+    return call.act(Lab.loss)
 
 
 @router.post("/sessions/{session_id}/zero_grad", response_model=Session, responses=ERRORS)
-def zero_grad(session_id: str, store: Store, body: ZeroGradBody | None = None) -> Response:
+def zero_grad(call: Call, body: ZeroGradBody | None = None) -> Response:
     set_to_none = True if body is None else body.set_to_none
-    return act(store, session_id, lambda lab: lab.zero_grad(set_to_none=set_to_none))
+    return call.act(lambda lab: lab.zero_grad(set_to_none=set_to_none))
 
 
 @router.post("/sessions/{session_id}/backward", response_model=Session, responses=ERRORS)
-def backward(session_id: str, store: Store, body: BackwardBody | None = None) -> Response:
+def backward(call: Call, body: BackwardBody | None = None) -> Response:
     retain = False if body is None else body.retain_graph
-    return act(store, session_id, lambda lab: lab.backward(retain_graph=retain))
+    return call.act(lambda lab: lab.backward(retain_graph=retain))
 
 
 @router.post("/sessions/{session_id}/step", response_model=Session, responses=ERRORS)
-def step(session_id: str, store: Store) -> Response:
-    return act(store, session_id, Lab.step)
+def step(call: Call) -> Response:
+    return call.act(Lab.step)
 
 
 @router.post("/sessions/{session_id}/next", response_model=Session, responses=ERRORS)
-def next_line(session_id: str, store: Store) -> Response:
-    return act(store, session_id, Lab.next)
+def next_line(call: Call) -> Response:
+    return call.act(Lab.next)
 
 
 @router.post("/sessions/{session_id}/run", response_model=Session, responses=ERRORS)
-def run(session_id: str, body: RunBody, store: Store) -> Response:
-    return act(store, session_id, lambda lab: lab.run(body.iterations))
+def run(call: Call, body: RunBody) -> Response:
+    return call.act(lambda lab: lab.run(body.iterations))
 
 
 @router.post("/sessions/{session_id}/reset", response_model=Session, responses=ERRORS)
-def reset(session_id: str, store: Store) -> Response:
-    return act(store, session_id, Lab.reset)
+def reset(call: Call) -> Response:
+    return call.act(Lab.reset)

@@ -157,6 +157,7 @@ class Last(BaseModel):
 
 
 class LossPoint(BaseModel):
+    n: int = Field(description="the loss line's number: 0 for the first since the last reset")
     iteration: int
     loss: Number
     param: Number = Field(description="the first parameter's first value when loss ran")
@@ -215,7 +216,10 @@ class Session(BaseModel):
     loss: Number | None
     graph: Graph
     last: Last | None
-    history: list[LossPoint]
+    losses: int = Field(description="loss lines run since the start or the last reset")
+    history: list[LossPoint] = Field(
+        description="the newest 1000 loss points, or with ?since=n only those numbered n or later"
+    )
     theory: Theory | None = Field(description="parabola only: the formal statement's numbers")
 
 

@@ -43,25 +43,54 @@ async function call(method, path, body) {
 
 const session = (id) => `/api/sessions/${encodeURIComponent(id)}`;
 
+// Loss history arrives piecemeal: an answer carries only the points this page has not seen
+// (?since=n, numbered by the server), so a click does not fetch up to 1000 points again.
+// They are merged here, so every view still gets the whole history in session.history.
+const KEPT = 1000; // the server keeps the newest 1000
+const histories = new Map(); // session id -> loss points, oldest first
+
+function since(id) {
+  const known = histories.get(id);
+  return known?.length ? known[known.length - 1].n + 1 : 0;
+}
+
+function merge(s) {
+  if (!s?.id || !Array.isArray(s.history)) return s;
+  const from = s.history.length ? s.history[0].n : s.losses;
+  // points numbered past `losses` are from before a reset
+  const kept = (histories.get(s.id) ?? []).filter((p) => p.n < from && p.n < s.losses);
+  s.history = kept.concat(s.history).slice(-KEPT);
+  histories.set(s.id, s.history);
+  return s;
+}
+
+/** A call on one session that answers with the Session: only new history, merged. */
+async function onSession(method, id, suffix = "", body) {
+  return merge(await call(method, `${session(id)}${suffix}?since=${since(id)}`, body));
+}
+
 export const api = {
   scenarios: () => call("GET", "/api/scenarios"),
   presets: () => call("GET", "/api/presets"),
-  create: (setup) => call("POST", "/api/sessions", setup),
-  get: (id) => call("GET", session(id)),
-  patch: (id, changes) => call("PATCH", session(id), changes),
+  create: async (setup) => merge(await call("POST", "/api/sessions", setup)),
+  get: (id) => onSession("GET", id),
+  patch: (id, changes) => onSession("PATCH", id, "", changes),
   line: (id, entry) => {
     // a program entry is the Python it runs; the two with arguments carry them in the body
     if (entry === "zero_grad(set_to_none=False)") {
-      return call("POST", `${session(id)}/zero_grad`, { set_to_none: false });
+      return onSession("POST", id, "/zero_grad", { set_to_none: false });
     }
     if (entry === "backward(retain_graph=True)") {
-      return call("POST", `${session(id)}/backward`, { retain_graph: true });
+      return onSession("POST", id, "/backward", { retain_graph: true });
     }
-    return call("POST", `${session(id)}/${entry}`);
+    return onSession("POST", id, `/${entry}`);
   },
-  next: (id) => call("POST", `${session(id)}/next`),
-  run: (id, iterations) => call("POST", `${session(id)}/run`, { iterations }),
-  reset: (id) => call("POST", `${session(id)}/reset`),
-  remove: (id) => call("DELETE", session(id)),
+  next: (id) => onSession("POST", id, "/next"),
+  run: (id, iterations) => onSession("POST", id, "/run", { iterations }),
+  reset: (id) => onSession("POST", id, "/reset"),
+  remove: (id) => {
+    histories.delete(id);
+    return call("DELETE", session(id));
+  },
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
 };

@@ -218,3 +218,24 @@ def test_compare_mode(page: Page, watch: Watch) -> None:
     page.reload()
     page.wait_for_selector("body[data-ready='1']")
     expect(correct.locator(f'section[aria-label="Parameters"] {grad}')).to_have_text("1.36875")
+
+
+def test_history_arrives_piecemeal_and_stays_whole(page: Page, watch: Watch) -> None:
+    """Answers carry only new loss points (?since); the chart still has the whole curve."""
+    page = open_page(page, "/?scenario=parabola&skip_zero_grad=1")
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if "/run" in r.url else None)
+    run_iterations(page, 700)
+    run_iterations(page, 500)
+    assert re.search(r"since=700\b", sent[-1]), sent
+    sid = page.evaluate("window.loopStepper.session.id")
+    server = page.request.get(f"/api/sessions/{sid}").json()["history"]
+    mine = page.evaluate("window.loopStepper.session.history")
+    assert len(server) == 1000 and mine == server  # the newest 1000, merged exactly
+    chart = page.locator(".loss-chart")
+    expect(chart).to_have_attribute("aria-label", re.compile(r"^Loss over 1000 iterations"))
+    click_and_render(page, page.get_by_role("button", name="Reset"))
+    assert page.evaluate("window.loopStepper.session.history") == []
+    run_iterations(page, 3)
+    mine = page.evaluate("window.loopStepper.session.history")
+    assert [p["n"] for p in mine] == [0, 1, 2]

@@ -63,7 +63,7 @@ def test_worked_example_over_http(client: httpx.Client) -> None:
     s = line(client, sid, "run", {"iterations": 1})
     assert s["cursor"] == 0 and s["iteration"] == 2
     assert values(s, "value")[0][0][0] == pytest.approx(1.36875)
-    assert s["history"][0] == {"iteration": 1, "loss": 18.5, "param": 0.0}
+    assert s["history"][0] == {"n": 0, "iteration": 1, "loss": 18.5, "param": 0.0}
 
 
 def test_skip_zero_grad_piles_up(client: httpx.Client) -> None:
@@ -243,3 +243,20 @@ def test_output_is_what_the_model_computes(client: httpx.Client) -> None:
     assert len(out["p"]) == 5 and all(0 <= v <= 1 for row in out["p"] for v in row)
     assert client.get(f"/api/sessions/{moons}/output", params={"size": 500}).status_code == 422
     assert client.get(f"/api/sessions/{moons}").json()["graph"]["status"] == "empty"
+
+
+def test_history_since_sends_only_the_new_points(client: httpx.Client) -> None:
+    sid = new(client, scenario="parabola")["id"]
+    s = line(client, sid, "run", {"iterations": 600})
+    full = s["history"]
+    assert s["losses"] == 600 and [p["n"] for p in full] == list(range(600))
+    r = client.post(f"/api/sessions/{sid}/run", params={"since": 600}, json={"iterations": 600})
+    s = r.json()
+    assert s["losses"] == 1200 and [p["n"] for p in s["history"]] == list(range(600, 1200))
+    kept = client.get(f"/api/sessions/{sid}").json()["history"]
+    assert len(kept) == 1000 and kept[0]["n"] == 200  # the newest 1000 are kept
+    assert kept[400:] == s["history"] and kept[:400] == full[200:]
+    assert client.get(f"/api/sessions/{sid}", params={"since": 5000}).json()["history"] == []
+    assert client.get(f"/api/sessions/{sid}", params={"since": -1}).status_code == 422
+    s = client.post(f"/api/sessions/{sid}/reset", params={"since": 1200}).json()
+    assert s["losses"] == 0 and s["history"] == []
