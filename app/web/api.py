@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+import anyio.to_thread
 import pydantic_core
 from fastapi import APIRouter, Depends, Query, Request, Response
 
@@ -13,6 +14,7 @@ from ..engine import Lab, Toggles
 from ..engine import scenarios as catalogue
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec
 from ..engine.program import PRESETS
+from ..sessions import Session as LiveSession
 from ..sessions import SessionStore
 from .schemas import (
     BackwardBody,
@@ -58,11 +60,28 @@ class SessionCall:
     session_id: str
     since: int
 
-    def act(self, action: Callable[[Lab], Any]) -> Response:
-        """Run one action on the session's Lab, alone, and answer with the Session after it."""
-        with self.store.using(self.session_id) as session:
-            action(session.lab)
-            return view(session.id, session.lab, self.since)
+    async def act(self, action: Callable[[Lab], Any], *, heavy: bool = False) -> Response:
+        """Run one action on the session's Lab, alone, and answer with the Session after it.
+
+        A line on these tiny models takes less time than handing it to a worker thread, so
+        it runs right here when the session is free. A ``heavy`` action (``run``) and a
+        session another request holds go to a thread: the event loop never waits on a lock.
+        """
+        session = self.store.get(self.session_id)
+        if not heavy and session.lock.acquire(blocking=False):
+            try:
+                return self._answer(session, action)
+            finally:
+                session.lock.release()
+        return await anyio.to_thread.run_sync(self._locked, session, action)
+
+    def _locked(self, session: LiveSession, action: Callable[[Lab], Any]) -> Response:
+        with session.lock:
+            return self._answer(session, action)
+
+    def _answer(self, session: LiveSession, action: Callable[[Lab], Any]) -> Response:
+        action(session.lab)
+        return view(session.id, session.lab, self.since)
 
 
 async def session_call(
@@ -129,12 +148,12 @@ def create_session(body: CreateSession, store: Store) -> Response:
 
 
 @router.get("/sessions/{session_id}", response_model=Session, responses=ERRORS)
-def get_session(call: Call) -> Response:
-    return call.act(lambda lab: None)
+async def get_session(call: Call) -> Response:
+    return await call.act(lambda lab: None)
 
 
 @router.patch("/sessions/{session_id}", response_model=Session, responses=ERRORS)
-def patch_session(call: Call, body: PatchSession) -> Response:
+async def patch_session(call: Call, body: PatchSession) -> Response:
     """Change lr, the toggles (which rewrite the program) or the program itself."""
     skip, first = body.skip_zero_grad, body.step_first
     toggled = skip is not None or first is not None
@@ -153,7 +172,7 @@ def patch_session(call: Call, body: PatchSession) -> Response:
                 )
             )
 
-    return call.act(change)
+    return await call.act(change)
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=ERRORS)
@@ -172,42 +191,42 @@ def output(
 
 
 @router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)
-def forward(call: Call) -> Response:
-    return call.act(Lab.forward)
+async def forward(call: Call) -> Response:
+    return await call.act(Lab.forward)
 
 
 @router.post("/sessions/{session_id}/loss", response_model=Session, responses=ERRORS)
-def loss(call: Call) -> Response:
-    return call.act(Lab.loss)
+async def loss(call: Call) -> Response:
+    return await call.act(Lab.loss)
 
 
 @router.post("/sessions/{session_id}/zero_grad", response_model=Session, responses=ERRORS)
-def zero_grad(call: Call, body: ZeroGradBody | None = None) -> Response:
+async def zero_grad(call: Call, body: ZeroGradBody | None = None) -> Response:
     set_to_none = True if body is None else body.set_to_none
-    return call.act(lambda lab: lab.zero_grad(set_to_none=set_to_none))
+    return await call.act(lambda lab: lab.zero_grad(set_to_none=set_to_none))
 
 
 @router.post("/sessions/{session_id}/backward", response_model=Session, responses=ERRORS)
-def backward(call: Call, body: BackwardBody | None = None) -> Response:
+async def backward(call: Call, body: BackwardBody | None = None) -> Response:
     retain = False if body is None else body.retain_graph
-    return call.act(lambda lab: lab.backward(retain_graph=retain))
+    return await call.act(lambda lab: lab.backward(retain_graph=retain))
 
 
 @router.post("/sessions/{session_id}/step", response_model=Session, responses=ERRORS)
-def step(call: Call) -> Response:
-    return call.act(Lab.step)
+async def step(call: Call) -> Response:
+    return await call.act(Lab.step)
 
 
 @router.post("/sessions/{session_id}/next", response_model=Session, responses=ERRORS)
-def next_line(call: Call) -> Response:
-    return call.act(Lab.next)
+async def next_line(call: Call) -> Response:
+    return await call.act(Lab.next)
 
 
 @router.post("/sessions/{session_id}/run", response_model=Session, responses=ERRORS)
-def run(call: Call, body: RunBody) -> Response:
-    return call.act(lambda lab: lab.run(body.iterations))
+async def run(call: Call, body: RunBody) -> Response:
+    return await call.act(lambda lab: lab.run(body.iterations), heavy=True)
 
 
 @router.post("/sessions/{session_id}/reset", response_model=Session, responses=ERRORS)
-def reset(call: Call) -> Response:
-    return call.act(Lab.reset)
+async def reset(call: Call) -> Response:
+    return await call.act(Lab.reset)
