@@ -18,7 +18,6 @@ import torch
 
 from . import scenarios, theory
 from .graph import walk
-from .numbers import nested, number
 from .optimizers import PLAIN_SGD, OptimizerSpec, state_of
 from .program import (
     ENTRIES,
@@ -116,7 +115,7 @@ class Lab:
         self.share = 1.0  # the micro-batch's share of its batch, when accumulating
         self.loss_tensor: torch.Tensor | None = None
         self.loss_value: float | None = None
-        # {iteration, loss, param} per loss line, JSON-ready when made: every answer sends it
+        # {n, iteration, loss, param} per loss line, made once: every answer sends them
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY_LIMIT)
         self.last: dict[str, Any] | None = None
         self._root: torch.Tensor | None = None  # the newest graph's output
@@ -150,8 +149,8 @@ class Lab:
         point = {
             "n": self.losses,
             "iteration": self.iteration,
-            "loss": number(self.loss_value),
-            "param": number(first),
+            "loss": self.loss_value,
+            "param": first,
         }
         self.history.append(point)
         self.losses += 1
@@ -300,7 +299,7 @@ class Lab:
         if self.points.shape[1] == 1:
             xs = torch.tensor([[0.0], [5.0]], dtype=self.points.dtype)
             ys = self.model(xs).flatten()
-            line = {"x": [0.0, 5.0], "y": [number(v) for v in ys.tolist()]}
+            line = {"x": [0.0, 5.0], "y": ys.tolist()}
             return {"kind": "line", "points": points, "targets": targets, "line": line}
         lo = self.points.min(0).values - 0.5
         hi = self.points.max(0).values + 0.5
@@ -314,7 +313,7 @@ class Lab:
             "points": points,
             "targets": targets,
             "extent": [float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])],
-            "p": nested(p),
+            "p": p.tolist(),
         }
 
     def history_since(self, since: int) -> list[dict[str, Any]]:
@@ -325,7 +324,8 @@ class Lab:
         return list(itertools.islice(self.history, skip, None))
 
     def snapshot(self, since: int = 0) -> dict[str, Any]:
-        """The stores and the loop's position, as JSON-ready values.
+        """The stores and the loop's position as plain values: the exact floats PyTorch holds
+        (NaN and infinities too; the web layer spells those as JSON strings).
 
         ``since`` trims the history to the points a client does not have yet: a page that
         clicks once a second would otherwise fetch the same 1000 points every time.
@@ -352,13 +352,13 @@ class Lab:
                     "name": n,
                     "shape": list(p.shape),
                     "dtype": str(p.dtype).removeprefix("torch."),
-                    "value": nested(p),
-                    "grad": None if p.grad is None else nested(p.grad),
+                    "value": p.detach().tolist(),
+                    "grad": None if p.grad is None else p.grad.tolist(),
                 }
                 for n, p in self.named.items()
             ],
             "optimizer_state": state_of(self.optimizer, self.named),
-            "loss": None if self.loss_value is None else number(self.loss_value),
+            "loss": self.loss_value,
             "graph": self.graph(),
             "last": self.last,
             "losses": self.losses,

@@ -8,8 +8,6 @@ from typing import Any, Literal
 
 import torch
 
-from .numbers import nested, number
-
 
 @dataclass(frozen=True)
 class OptimizerSpec:
@@ -48,9 +46,8 @@ def state_of(optimizer: torch.optim.Optimizer, named: dict[str, torch.nn.Paramet
     rows = []
     for name, p in named.items():
         state = {
-            key: nested(v) if isinstance(v, torch.Tensor) and v.dim() else
-            number(float(v)) if v is not None else None
+            key: v.tolist() if isinstance(v, torch.Tensor) else v
             for key, v in optimizer.state.get(p, {}).items()
-        }  # fmt: skip
+        }
         rows.append({"name": name, "state": state})
     return rows

@@ -48,7 +48,13 @@ def view(session_id: str, lab: Lab, since: int = 0, status: int = 200) -> Respon
     """The Session as JSON. The engine builds it in the schema's shape (a test holds every
     answer to the model), so it is serialized directly: FastAPI's validation of the returned
     dict would cost more than running the line."""
-    body = pydantic_core.to_json({"id": session_id, **lab.snapshot(since)})
+    return as_json({"id": session_id, **lab.snapshot(since)}, status)
+
+
+def as_json(data: Any, status: int = 200) -> Response:
+    """JSON with non-finite numbers as "NaN", "Infinity", "-Infinity": JSON has no such
+    numbers, and a student who makes training diverge must still get a valid answer."""
+    body = pydantic_core.to_json(data, inf_nan_mode="strings")
     return Response(body, status_code=status, media_type="application/json")
 
 
@@ -184,10 +190,10 @@ def delete_session(session_id: str, store: Store) -> Response:
 @router.get("/sessions/{session_id}/output", response_model=Output, responses=ERRORS)
 def output(
     session_id: str, store: Store, size: Annotated[int, Query(ge=2, le=80)] = 30
-) -> dict[str, Any]:
+) -> Response:
     """What the model computes now (the line, or the decision boundary); changes nothing."""
     with store.using(session_id) as session:
-        return session.lab.output(size)
+        return as_json(session.lab.output(size))
 
 
 @router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)

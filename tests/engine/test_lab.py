@@ -185,13 +185,12 @@ def test_graph_labels_are_pytorchs() -> None:
     assert len(graph["edges"]) == 4
 
 
-def test_diverging_training_stays_valid_json() -> None:
+def test_diverging_training_keeps_pytorchs_non_finite_values() -> None:
     lab = Lab("neuron", 100.0, 0)
     lab.run(40)
     snap = lab.snapshot()
     values = [snap["params"][0]["value"][0][0], snap["loss"]]
-    assert any(isinstance(v, str) for v in values), values
-    assert all(v in ("NaN", "Infinity", "-Infinity") or math.isfinite(v) for v in values)
+    assert not all(math.isfinite(v) for v in values), values  # the API spells them "NaN" etc.
 
 
 # -- random programs, bit for bit ------------------------------------------------

@@ -129,14 +129,24 @@ def test_moons_over_http_matches_the_lesson(client: httpx.Client) -> None:
     assert round(sum(losses[-5:]) / 5, 3) == 0.196
 
 
+def strict_json(text: str) -> Any:
+    """Parse as JSON proper: Python's json takes bare NaN and Infinity, JSON does not."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def test_diverging_session_is_valid_json(client: httpx.Client) -> None:
     sid = new(client, lr=100)["id"]
     r = client.post(f"/api/sessions/{sid}/run", json={"iterations": 40})
-    body = json.loads(r.text)  # strict: Python's json would take NaN, so check the text too
-    assert "NaN" not in r.text.replace('"NaN"', "") and "Infinity" not in r.text.replace(
-        '"Infinity"', ""
-    ).replace('"-Infinity"', "")
-    assert isinstance(body["params"][0]["value"][0][0], str)
+    body = strict_json(r.text)
+    assert body["params"][0]["value"][0][0] in ("NaN", "Infinity", "-Infinity")
+    assert body["loss"] in ("NaN", "Infinity", "-Infinity")
+    out = strict_json(client.get(f"/api/sessions/{sid}/output").text)
+    assert {v for v in out["line"]["y"] if isinstance(v, str)} <= {"NaN", "Infinity", "-Infinity"}
+    assert any(isinstance(v, str) for v in out["line"]["y"])
 
 
 BAD_CREATES = [
