@@ -3,7 +3,8 @@
 Starts the real server (``python -m app.cli``: uvicorn, one process) in a subprocess and measures,
 in one run, with an async httpx client:
 
-1. a line request (moons, ``POST next``) against ``GET /healthz`` on the same server: p50, p99;
+1. a line request (moons, ``POST next?since=n``, asking like the page only for the loss points
+   it lacks) against ``GET /healthz`` on the same server: p50, p99;
 2. ``POST run`` for 150 moons iterations against the lesson's plain PyTorch loop (in this process,
    one torch thread, like the server);
 3. memory per idle moons session: the server's RSS before and after creating N sessions;
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import socket
@@ -140,17 +142,26 @@ async def new_session(client: httpx.AsyncClient) -> str:
     return sid
 
 
+def losses(body: bytes) -> int:
+    """The ``since`` for the next request: like the page, ask only for new loss points."""
+    n: int = json.loads(body)["losses"]
+    return n
+
+
 async def line_vs_health(url: str, rounds: int) -> dict[str, float]:
     async with httpx.AsyncClient(base_url=url, timeout=10) as client:
         sid = await new_session(client)
         health: list[float] = []
         line: list[float] = []
+        since = 0
         for i in range(rounds + 50):  # interleaved, so both see the same machine
             t0 = time.perf_counter()
             (await client.get("/healthz")).raise_for_status()
             t1 = time.perf_counter()
-            (await client.post(f"/api/sessions/{sid}/next")).raise_for_status()
+            r = await client.post(f"/api/sessions/{sid}/next", params={"since": since})
             t2 = time.perf_counter()
+            r.raise_for_status()
+            since = losses(r.content)
             if i >= 50:  # warm-up
                 health.append(t1 - t0)
                 line.append(t2 - t1)
@@ -174,23 +185,27 @@ async def line_vs_health_lean(url: str, pid: int, rounds: int) -> dict[str, floa
     conn = await Connection.open(url)
     health: list[float] = []
     line: list[float] = []
+    since = 0
     for i in range(rounds + 50):
         t0 = time.perf_counter()
         assert (await conn.request("GET", "/healthz"))[0] == 200
         t1 = time.perf_counter()
-        assert (await conn.request("POST", f"/api/sessions/{sid}/next"))[0] == 200
+        status, body = await conn.request("POST", f"/api/sessions/{sid}/next?since={since}")
         t2 = time.perf_counter()
+        assert status == 200
+        since = losses(body)
         if i >= 50:
             health.append(t1 - t0)
             line.append(t2 - t1)
     cpu: dict[str, float] = {}
     for kind, method, path in (
         ("health", "GET", "/healthz"),
-        ("line", "POST", f"/api/sessions/{sid}/next"),
+        ("line", "POST", f"/api/sessions/{sid}/next?since="),
     ):
         before = cpu_seconds(pid)
         for _ in range(rounds):
-            await conn.request(method, path)
+            _, body = await conn.request(method, path + (str(since) if kind == "line" else ""))
+            since = losses(body) if kind == "line" else since
         cpu[f"{kind}_cpu"] = (cpu_seconds(pid) - before) / rounds
     await conn.close()
     return {
@@ -287,13 +302,15 @@ async def classroom(url: str, pid: int, students: int, seconds: float) -> dict[s
     async def student(sid: str, conn: Connection, phase: float) -> None:
         nonlocal errors
         due = start + phase
+        since = 0
         while due < start + seconds:
             await asyncio.sleep(max(0.0, due - time.perf_counter()))
             try:
-                status, _ = await asyncio.wait_for(
-                    conn.request("POST", f"/api/sessions/{sid}/next"), 10
+                status, body = await asyncio.wait_for(
+                    conn.request("POST", f"/api/sessions/{sid}/next?since={since}"), 10
                 )
                 errors += status != 200
+                since = losses(body) if status == 200 else since
             except (TimeoutError, OSError, asyncio.IncompleteReadError):
                 errors += 1
             latencies.append(time.perf_counter() - due)  # from when the click was due

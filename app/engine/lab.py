@@ -119,6 +119,7 @@ class Lab:
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY_LIMIT)
         self.last: dict[str, Any] | None = None
         self._root: torch.Tensor | None = None  # the newest graph's output
+        self._walked: tuple[torch.Tensor | None, list[Any], list[Any]] = (None, [], [])
         self._freed = False
         self._initial = self.capture()
 
@@ -283,7 +284,10 @@ class Lab:
         self.last = {"line": line, "reads": list(reads), "writes": list(writes)}
 
     def graph(self) -> dict[str, Any]:
-        nodes, edges = walk(self._root, self._names)
+        # a graph's shape never changes once built: walk it once, not on every answer
+        if self._walked[0] is not self._root:
+            self._walked = (self._root, *walk(self._root, self._names))
+        _, nodes, edges = self._walked
         status = "empty" if not nodes else "freed" if self._freed else "built"
         return {"status": status, "nodes": nodes, "edges": edges}
 
