@@ -19,7 +19,7 @@ from starlette.routing import Match
 
 from .engine import Lab, LineError
 from .engine import scenarios as catalogue
-from .sessions import SessionStore, StoreFull, UnknownSession
+from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
 from .settings import Settings
 from .web import api, docs, pages, security
 
@@ -92,6 +92,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(LineError)
     def line_error(request: Request, exc: LineError) -> JSONResponse:
         return JSONResponse({"detail": exc.message, "line": exc.line}, status_code=409)
+
+    @app.exception_handler(SessionBusy)
+    def session_busy(request: Request, exc: SessionBusy) -> JSONResponse:
+        detail = "this session is still busy with earlier requests; try again when they finish"
+        return JSONResponse({"detail": detail}, status_code=429)
 
     @app.exception_handler(StoreFull)
     def store_full(request: Request, exc: StoreFull) -> JSONResponse:

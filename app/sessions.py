@@ -21,11 +21,16 @@ class StoreFull(Exception):
     pass
 
 
+class SessionBusy(Exception):
+    """Too many requests already wait for this session: one student must not fill the pool."""
+
+
 @dataclass
 class Session:
     id: str
     lab: Lab
     lock: threading.Lock = field(default_factory=threading.Lock)
+    waiting: int = 0  # requests queued behind the lock (the HTTP layer caps it)
 
 
 class SessionStore:

@@ -15,7 +15,7 @@ from ..engine import scenarios as catalogue
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec
 from ..engine.program import PRESETS
 from ..sessions import Session as LiveSession
-from ..sessions import SessionStore
+from ..sessions import SessionBusy, SessionStore
 from .schemas import (
     BackwardBody,
     CreateSession,
@@ -41,7 +41,9 @@ Store = Annotated[SessionStore, Depends(get_store)]
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "no such session (or it expired)"},
     409: {"model": Problem, "description": "the line cannot run now; PyTorch's own message"},
+    429: {"model": Problem, "description": "too many requests already wait for this session"},
 }
+MAX_WAITING = 4  # requests that may queue behind one session's lock
 
 
 def view(session_id: str, lab: Lab, since: int = 0, status: int = 200) -> Response:
@@ -79,7 +81,14 @@ class SessionCall:
                 return self._answer(session, action)
             finally:
                 session.lock.release()
-        return await anyio.to_thread.run_sync(self._locked, session, action)
+        # a page waits for each answer before it asks again, so a queue this long is a flood
+        if session.waiting >= MAX_WAITING:
+            raise SessionBusy(self.session_id)
+        session.waiting += 1  # only ever changed on the event loop's thread: no race
+        try:
+            return await anyio.to_thread.run_sync(self._locked, session, action)
+        finally:
+            session.waiting -= 1
 
     def _locked(self, session: LiveSession, action: Callable[[Lab], Any]) -> Response:
         with session.lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from app.main import create_app
 from app.settings import Settings
 from tests.conftest import serve
 from tests.oracle import Plain
@@ -270,3 +272,28 @@ def test_history_since_sends_only_the_new_points(client: httpx.Client) -> None:
     assert client.get(f"/api/sessions/{sid}", params={"since": -1}).status_code == 422
     s = client.post(f"/api/sessions/{sid}/reset", params={"since": 1200}).json()
     assert s["losses"] == 0 and s["history"] == []
+
+
+def test_a_flooded_session_answers_429_and_recovers() -> None:
+    """While a long request holds a session, four more may queue for it; the rest get a 429."""
+    app = create_app()
+
+    async def flood() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+            sid = (await c.post("/api/sessions", json={})).json()["id"]
+            session = app.state.store.get(sid)
+            session.lock.acquire()  # as a long run would
+            calls = [c.post(f"/api/sessions/{sid}/next") for _ in range(6)]
+            tasks = [asyncio.ensure_future(call) for call in calls]
+            while session.waiting < 4:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            session.lock.release()
+            codes = [r.status_code for r in await asyncio.gather(*tasks)]
+            after = (await c.get(f"/api/sessions/{sid}")).json()
+            assert after["cursor"] == 4 and session.waiting == 0  # the 4 queued lines all ran
+            return codes
+
+    codes = asyncio.run(flood())
+    assert sorted(codes) == [200, 200, 200, 200, 429, 429]
