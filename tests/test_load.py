@@ -8,9 +8,6 @@ count (10 000 requests) and time (the whole test well under a minute), loopback 
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -24,60 +21,27 @@ import torch
 from app.main import create_app
 from app.settings import Settings
 
-from .conftest import free_port
+from .process import rss_kib, server_process
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOD = 10_000
 CONCURRENCY = 32
 
 
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
-
-
 @pytest.fixture()
 def small_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
-    port = free_port()
-    log = (tmp_path / "server.log").open("wb")
     env = {
-        **os.environ,
         "LOOP_STEPPER_MAX_SESSIONS": "200",
         "LOOP_STEPPER_IDLE_TIMEOUT": "1.0",
         "LOOP_STEPPER_EVICT_INTERVAL": "0.25",
         "MALLOC_ARENA_MAX": "2",  # as in the Dockerfile: glibc arenas per thread fragment RSS
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
-        yield url, proc.pid
-    finally:
-        proc.terminate()
+    with (tmp_path / "server.log").open("wb") as log:
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        log.close()
-        print((tmp_path / "server.log").read_text()[-3000:])
+            with server_process(env, stderr=log) as running:
+                yield running
+        finally:
+            print((tmp_path / "server.log").read_text()[-3000:])
 
 
 async def flood(url: str, pid: int) -> tuple[Counter[int], list[int], list[float]]:
