@@ -15,6 +15,21 @@ const KEY = "loop-stepper.compare";
 const SIDES = ["correct", "bug"];
 // the least-squares weight of the four points, where the correct loop settles (lesson F4)
 const SETTLES = { neuron: ["least squares w = 1.4", 1.4] };
+// the optimizers compare mode offers; the URL uses the stepper's parameters for them
+const OPTIMIZERS = {
+  sgd: null, // the server's default: plain SGD
+  momentum: { kind: "sgd", momentum: 0.9, weight_decay: 0 },
+  weight_decay: { kind: "sgd", momentum: 0, weight_decay: 0.1 },
+  adam: { kind: "adam", betas: [0.9, 0.999], weight_decay: 0 },
+};
+
+/** Which of OPTIMIZERS a session's (or the URL's) optimizer is; "sgd" for plain SGD. */
+function optimizerName(o) {
+  if (!o || (o.kind === "sgd" && !o.momentum && !o.weight_decay)) return "sgd";
+  const same = (a, b) => a.kind === b.kind && (a.momentum ?? 0) === (b.momentum ?? 0) &&
+    a.weight_decay === b.weight_decay && String(a.betas ?? "") === String(b.betas ?? "");
+  return Object.keys(OPTIMIZERS).find((k) => OPTIMIZERS[k] && same(o, OPTIMIZERS[k])) ?? null;
+}
 
 // the stepper's markup goes (its ids and labels would clash); compare mode's takes its place
 document.querySelector("main.layout").replaceWith($("compare-template").content.cloneNode(true));
@@ -23,10 +38,12 @@ const announce = createAnnouncer($("announcer"));
 const els = {
   next: $("c-next"), run: $("c-run"), reset: $("c-reset"), iterations: $("c-iterations"),
   bug: $("c-bug"), scenario: $("c-scenario"), lr: $("c-lr"), form: $("compare-controls"),
+  optimizer: $("c-optimizer"),
 };
 const sessions = { correct: null, bug: null };
 let presets = [];
 let bug = null;
+let optimizer = "sgd"; // a key of OPTIMIZERS
 let renders = 0;
 let queue = Promise.resolve();
 
@@ -67,7 +84,14 @@ function render(fresh = false) {
   els.scenario.value = a.scenario;
   if (document.activeElement !== els.lr) els.lr.value = String(a.lr);
   els.bug.value = bug.name;
+  els.optimizer.value = optimizer;
   const q = new URLSearchParams({ compare: bug.name, scenario: a.scenario, lr: String(a.lr) });
+  const spec = OPTIMIZERS[optimizer];
+  if (spec) {
+    q.set("optimizer", spec.kind);
+    if (spec.kind === "sgd") q.set("momentum", String(spec.momentum));
+    q.set("weight_decay", String(spec.weight_decay));
+  }
   history.replaceState(null, "", `${location.pathname}?${q}`);
   $("c-back").href = `/?scenario=${a.scenario}&lr=${a.lr}&preset=${bug.name}`;
   sessionStorage.setItem(KEY, JSON.stringify({ correct: a.id, bug: b.id }));
@@ -117,11 +141,13 @@ function act(sides, request, clicked) {
   });
 }
 
-/** Two new sessions with one seed and lr; the second gets the bug's program. */
+/** Two new sessions with one seed, lr and optimizer; the second gets the bug's program. */
 async function makePair(scenario = "neuron", lr) {
   const old = SIDES.map((side) => sessions[side]?.id).filter(Boolean);
-  const a = await api.create({ scenario, ...(lr ? { lr } : {}) });
-  sessions.bug = await api.create({ scenario, lr: a.lr, seed: a.seed, program: bug.program });
+  const spec = OPTIMIZERS[optimizer];
+  const common = { scenario, ...(spec ? { optimizer: spec } : {}) };
+  const a = await api.create({ ...common, ...(lr ? { lr } : {}) });
+  sessions.bug = await api.create({ ...common, lr: a.lr, seed: a.seed, program: bug.program });
   sessions.correct = a;
   for (const id of old) api.remove(id).catch(() => {});
 }
@@ -133,6 +159,7 @@ async function storedPair(setup) {
     if (!ids) return false;
     const [a, b] = await Promise.all([api.get(ids.correct), api.get(ids.bug)]);
     const ok = a.preset === "correct" && sameList(b.program, bug.program) && a.seed === b.seed &&
+      optimizerName(a.optimizer) === optimizer && optimizerName(b.optimizer) === optimizer &&
       a.scenario === (setup.scenario ?? "neuron") && b.scenario === a.scenario && a.lr === b.lr &&
       (setup.lr === undefined || setup.lr === a.lr);
     if (ok) Object.assign(sessions, { correct: a, bug: b });
@@ -166,6 +193,13 @@ els.bug.addEventListener("change", () => {
     announce(`Comparing with: ${bug.title}. Both loops start again.`);
   });
 });
+els.optimizer.addEventListener("change", () =>
+  enqueue(async () => {
+    optimizer = els.optimizer.value;
+    await makePair(sessions.correct.scenario, sessions.correct.lr);
+    render(true);
+    announce(`Both loops start again with ${els.optimizer.selectedOptions[0].text}.`);
+  }));
 els.scenario.addEventListener("change", () =>
   enqueue(async () => {
     await makePair(els.scenario.value);
@@ -188,6 +222,7 @@ async function start() {
   presets = await api.presets();
   const bugs = presets.filter((p) => p.name !== "correct");
   bug = bugs.find((p) => p.name === url.compare) ?? bugs[0];
+  optimizer = optimizerName(url.setup.optimizer) ?? "sgd";
   els.bug.replaceChildren(...bugs.map((p) => new Option(p.title, p.name)));
   if (!(await storedPair(url.setup))) await makePair(url.setup.scenario, url.setup.lr);
   render(true);

@@ -3,6 +3,7 @@ parabola's theory and compare mode. Numbers are read off the page as a student r
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -239,3 +240,30 @@ def test_history_arrives_piecemeal_and_stays_whole(page: Page, watch: Watch) -> 
     run_iterations(page, 3)
     mine = page.evaluate("window.loopStepper.session.history")
     assert [p["n"] for p in mine] == [0, 1, 2]
+
+
+def test_compare_with_weight_decay_zeros_move_none_does_not(page: Page, watch: Watch) -> None:
+    """Seed 001 in compare mode: with weight decay a zero .grad still moves the weights (they
+    decay by 1 - lr * wd a step); None makes step skip them."""
+    page = open_page(
+        page, "/?compare=zeros&scenario=moons&optimizer=sgd&momentum=0&weight_decay=0.1"
+    )
+    expect(page.get_by_label("Optimizer")).to_have_value("weight_decay")
+    start = page.request.post("/api/sessions", data={"scenario": "moons"}).json()["params"]
+
+    def bug_weights() -> list[list[float]]:
+        ids = json.loads(page.evaluate("sessionStorage.getItem('loop-stepper.compare')"))
+        session = page.request.get(f"/api/sessions/{ids['bug']}").json()
+        assert session["optimizer"]["weight_decay"] == 0.1
+        rows: list[list[float]] = session["params"][0]["value"]
+        return rows
+
+    page.get_by_label("Iterations", exact=True).fill("2")
+    click_and_render(page, page.get_by_role("button", name="Run", exact=True))
+    for row, row0 in zip(bug_weights(), start[0]["value"], strict=True):
+        assert row == pytest.approx([w * 0.97**2 for w in row0], rel=1e-12)  # zeros: decayed
+    page.get_by_label("Bug", exact=True).select_option("zero_grad_before_step")
+    expect(page.locator('[data-pane="correct"] .iteration')).to_contain_text("iteration 0")
+    click_and_render(page, page.get_by_role("button", name="Run", exact=True))
+    assert bug_weights() == start[0]["value"]  # None: step skipped every parameter
+    assert "weight_decay=0.1" in page.url
