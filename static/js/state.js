@@ -143,8 +143,10 @@ export async function openSession(api, setup, program) {
   }
   if (session && differs(session, setup)) session = null;
   if (!session) {
-    session = await api.create(setup);
-  } else if (!program) {
+    const { skip_zero_grad, step_first, ...rest } = setup;
+    return storeAndReturn(await api.create(program ? { ...rest, program } : setup));
+  }
+  if (!program) {
     const changes = {};
     if (setup.lr !== undefined && setup.lr !== session.lr) changes.lr = setup.lr;
     for (const flag of ["skip_zero_grad", "step_first"]) {
@@ -159,6 +161,10 @@ export async function openSession(api, setup, program) {
   if (program && !sameList(program, session.program)) {
     session = await api.patch(session.id, { program });
   }
+  return storeAndReturn(session);
+}
+
+function storeAndReturn(session) {
   storeId(session.id);
   return session;
 }

@@ -3,7 +3,7 @@
 // the answers in the order it asked).
 
 import { api, ApiError } from "./api.js";
-import { curvatureOf, openSession, readUrl, sameList, storeId, writeUrl } from "./state.js";
+import { curvatureOf, openSession, readUrl, storeId, writeUrl } from "./state.js";
 import { createCode, showProblem } from "./views/code.js";
 import { createAnnouncer, createControls, describe } from "./views/controls.js";
 import { createEditor } from "./views/editor.js";
@@ -64,10 +64,10 @@ function newSession(setup, sentence) {
   pause();
   const old = session;
   perform(async () => {
-    let fresh = await api.create(setup);
-    if (fresh.accumulate === old.accumulate && !sameList(fresh.program, old.program)) {
-      fresh = await api.patch(fresh.id, { program: old.program });
-    }
+    // the same loop where it still fits (the same accumulation), else the toggles' loop
+    const { skip_zero_grad, step_first, ...rest } = setup;
+    const keep = (setup.accumulate ?? 1) === old.accumulate;
+    const fresh = await api.create(keep ? { ...rest, program: old.program } : setup);
     storeId(fresh.id);
     api.remove(old.id).catch(() => {}); // free the server's memory; an expired one is fine
     return fresh;
