@@ -1,0 +1,71 @@
+"""Accessibility rules (axe-core, WCAG 2 A and AA) on every view a student or instructor sees.
+
+axe runs inside the page, so these tests use a context that lets a test script in past the
+page's CSP; everything else about the page is as served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page
+
+pytestmark = pytest.mark.browser
+AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
+VIEWS = [
+    "/",
+    "/?scenario=moons",
+    "/?scenario=parabola&skip_zero_grad=1",
+    "/?optimizer=sgd&momentum=0.9",
+    "/?present=1",
+    "/?compare=skip_zero_grad",
+]
+
+
+@pytest.fixture()
+def audited(browser: Browser, base_url: str) -> Iterator[Page]:
+    context = browser.new_context(
+        base_url=base_url, bypass_csp=True, viewport={"width": 1360, "height": 900}
+    )
+    yield context.new_page()
+    context.close()
+
+
+def violations(page: Page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    result: dict[str, Any] = page.evaluate(
+        "() => axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}})"
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:4]}"
+        for v in result["violations"]
+    ]
+
+
+@pytest.mark.parametrize("path", VIEWS)
+def test_no_violations(audited: Page, path: str) -> None:
+    page = audited
+    page.goto(path)
+    page.wait_for_selector("body[data-ready='1']")
+    assert violations(page) == []
+    # and after lines ran: highlighted stores, a graph, values, a curve
+    page.keyboard.press("n")
+    page.keyboard.press("n")
+    page.keyboard.press("n")
+    page.wait_for_timeout(300)
+    assert violations(page) == []
+
+
+def test_editor_open_and_an_error_shown(audited: Page) -> None:
+    page = audited
+    page.goto("/")
+    page.wait_for_selector("body[data-ready='1']")
+    page.get_by_role("button", name="Edit the loop").click()
+    for line in ("out = model(X)", "loss = loss_fn(out, y)", "loss.backward()", "loss.backward()"):
+        page.locator(".line", has_text=line).first.click()
+        page.wait_for_timeout(150)
+    page.get_by_role("alert").first.wait_for()
+    assert violations(page) == []
