@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from . import scenarios, theory
+from . import output, scenarios, theory
 from .graph import walk
 from .optimizers import PLAIN_SGD, OptimizerSpec, state_of
 from .program import (
@@ -291,34 +291,9 @@ class Lab:
         status = "empty" if not nodes else "freed" if self._freed else "built"
         return {"status": status, "nodes": nodes, "edges": edges}
 
-    @torch.no_grad()
     def output(self, size: int = 30) -> dict[str, Any]:
-        """What the model computes now, for the output view; touches no store.
-
-        neuron: the line w·x + b over x in [0, 5]. moons: P(class 1) on a size-by-size grid
-        over the data's extent (row-major, y from bottom to top), with the training points.
-        """
-        points = self.points.tolist()
-        targets = self.targets.flatten().tolist()
-        if self.points.shape[1] == 1:
-            xs = torch.tensor([[0.0], [5.0]], dtype=self.points.dtype)
-            ys = self.model(xs).flatten()
-            line = {"x": [0.0, 5.0], "y": ys.tolist()}
-            return {"kind": "line", "points": points, "targets": targets, "line": line}
-        lo = self.points.min(0).values - 0.5
-        hi = self.points.max(0).values + 0.5
-        gx = torch.linspace(float(lo[0]), float(hi[0]), size, dtype=self.points.dtype)
-        gy = torch.linspace(float(lo[1]), float(hi[1]), size, dtype=self.points.dtype)
-        yy, xx = torch.meshgrid(gy, gx, indexing="ij")
-        grid = torch.stack([xx.flatten(), yy.flatten()], 1)
-        p = torch.softmax(self.model(grid), 1)[:, 1].reshape(size, size)
-        return {
-            "kind": "boundary",
-            "points": points,
-            "targets": targets,
-            "extent": [float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])],
-            "p": p.tolist(),
-        }
+        """What the model computes now, for the output view; touches no store."""
+        return output.view(self.model, self.points, self.targets, size)
 
     def history_since(self, since: int) -> list[dict[str, Any]]:
         """The kept loss points numbered ``since`` or later (all kept ones for 0)."""
