@@ -299,8 +299,10 @@ class Lab:
         """The kept loss points numbered ``since`` or later (all kept ones for 0)."""
         if not self.history:
             return []
-        skip = max(0, since - self.history[0]["n"])
-        return list(itertools.islice(self.history, skip, None))
+        skip = since - self.history[0]["n"]
+        if skip >= len(self.history):
+            return []
+        return list(itertools.islice(self.history, max(0, skip), None))
 
     def snapshot(self, since: int = 0) -> dict[str, Any]:
         """The stores and the loop's position as plain values: the exact floats PyTorch holds

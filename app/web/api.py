@@ -103,7 +103,8 @@ async def session_call(
     session_id: str,
     store: Store,
     since: Annotated[
-        int, Query(ge=0, description="send only the history points numbered this or later")
+        int,
+        Query(ge=0, le=2**53, description="send only the history points numbered this or later"),
     ] = 0,
 ) -> SessionCall:
     return SessionCall(store, session_id, since)

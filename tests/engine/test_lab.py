@@ -231,3 +231,11 @@ def test_random_programs_equal_plain_pytorch(scenario: str, lines: list[str]) ->
         else:
             assert expected is None, (line, expected)
         assert_same(lab, plain)
+
+
+def test_history_since_any_number() -> None:
+    lab = Lab("neuron", 0.05, 0)
+    lab.run(3)
+    assert [h["n"] for h in lab.history_since(0)] == [0, 1, 2]
+    assert [h["n"] for h in lab.history_since(2)] == [2]
+    assert lab.history_since(3) == [] and lab.history_since(10**30) == []

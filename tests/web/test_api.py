@@ -269,7 +269,9 @@ def test_history_since_sends_only_the_new_points(client: httpx.Client) -> None:
     assert len(kept) == 1000 and kept[0]["n"] == 200  # the newest 1000 are kept
     assert kept[400:] == s["history"] and kept[:400] == full[200:]
     assert client.get(f"/api/sessions/{sid}", params={"since": 5000}).json()["history"] == []
-    assert client.get(f"/api/sessions/{sid}", params={"since": -1}).status_code == 422
+    assert client.get(f"/api/sessions/{sid}", params={"since": 2**53}).json()["history"] == []
+    for bad in (-1, 2**53 + 1, 10**30, "x"):
+        assert client.get(f"/api/sessions/{sid}", params={"since": bad}).status_code == 422
     s = client.post(f"/api/sessions/{sid}/reset", params={"since": 1200}).json()
     assert s["losses"] == 0 and s["history"] == []
 
