@@ -6,8 +6,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .engine import Lab
@@ -86,10 +85,3 @@ class SessionStore:
         with self._lock:
             if self._sessions.pop(session_id, None) is None:
                 raise UnknownSession(session_id)
-
-    @contextmanager
-    def using(self, session_id: str) -> Iterator[Session]:
-        """The session, held for one request: concurrent requests on it take turns."""
-        session = self.get(session_id)
-        with session.lock:
-            yield session

@@ -171,9 +171,12 @@ class Lab:
         try:
             self.loss_tensor.backward(retain_graph=retain_graph)  # type: ignore[no-untyped-call]
         except RuntimeError as error:
-            # PyTorch may have added into some buffers before it failed: put them back
+            # PyTorch may have added into some buffers before it failed: put them back. The
+            # graph it walked so far it has freed, and says so if asked again: show it freed
             for n, p in self.named.items():
                 p.grad = saved[n]
+            if not retain_graph and self.loss_tensor is self._root:
+                self._freed = True
             raise LineError("backward", str(error), torch_error=True) from error
         if not retain_graph and self.loss_tensor is self._root:
             self._freed = True
@@ -191,7 +194,11 @@ class Lab:
         """Run one program entry, e.g. ``backward(retain_graph=True)``."""
         line, kwargs = ENTRIES[entry]
         method: Callable[..., None] = getattr(self, line)
-        method(**kwargs)
+        try:
+            method(**kwargs)
+        except LineError as error:
+            error.line = entry  # the page marks the program row that failed
+            raise
         if self.last is not None:
             self.last["line"] = entry
 

@@ -21,8 +21,10 @@ def parabola(eta: float, h: float, theta0: float, theta_star: float) -> dict[str
         "theta_star": theta_star,
         "with_zero_grad": {"factor": abs(1 - eh), "settles": abs(1 - eh) < 1},
     }
-    if 0 < eh < 4:
-        omega = math.acos(1 - eh / 2)
+    # cos ω = 1 - ηh/2, written as ω = 2 asin(√(ηh)/2): exact as ηh → 0, where 1 - ηh/2
+    # rounds to 1 and acos would give ω = 0 (and a division by sin ω = 0 below)
+    omega = 2 * math.asin(math.sqrt(eh) / 2) if 0 < eh < 4 else 0.0
+    if omega > 0 and math.sin(omega) > 0:
         # the first step is the same in both loops: e1 = (1 - eta h) e0; then fit A, phi
         e1 = (1 - eh) * e0
         sine = (e0 * math.cos(omega) - e1) / math.sin(omega)
@@ -33,18 +35,12 @@ def parabola(eta: float, h: float, theta0: float, theta_star: float) -> dict[str
             "amplitude": math.hypot(e0, sine),
             "phase": math.atan2(sine, e0),
         }
-    else:
+    else:  # ηh >= 4, or so small it underflows: no swing to draw
         theory["without_zero_grad"] = {
-            "regime": "grows",
+            "regime": "grows" if eh >= 4 else "oscillates",
             "period": None,
             "omega": None,
             "amplitude": None,
             "phase": None,
         }
     return theory
-
-
-def predicted_error(theory: dict[str, Any], t: int) -> float:
-    """e(t) = A cos(omega t + phi): the error after t steps without zero_grad."""
-    w = theory["without_zero_grad"]
-    return float(w["amplitude"] * math.cos(w["omega"] * t + w["phase"]))

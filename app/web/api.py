@@ -61,15 +61,14 @@ def as_json(data: Any, status: int = 200) -> Response:
 
 
 @dataclass
-class SessionCall:
-    """One request on one session: which, from which store, and how much history to send."""
+class SessionTarget:
+    """One request on one session: which, and from which store."""
 
     store: SessionStore
     session_id: str
-    since: int
 
-    async def act(self, action: Callable[[Lab], Any], *, heavy: bool = False) -> Response:
-        """Run one action on the session's Lab, alone, and answer with the Session after it.
+    async def use(self, respond: Callable[[Lab], Response], *, heavy: bool = False) -> Response:
+        """Answer from the session's Lab, alone: concurrent requests on it take turns.
 
         A line on these tiny models takes less time than handing it to a worker thread, so
         it runs right here when the session is free. A ``heavy`` action (``run``) and a
@@ -78,7 +77,7 @@ class SessionCall:
         session = self.store.get(self.session_id)
         if not heavy and session.lock.acquire(blocking=False):
             try:
-                return self._answer(session, action)
+                return respond(session.lab)
             finally:
                 session.lock.release()
         # a page waits for each answer before it asks again, so a queue this long is a flood
@@ -86,17 +85,34 @@ class SessionCall:
             raise SessionBusy(self.session_id)
         session.waiting += 1  # only ever changed on the event loop's thread: no race
         try:
-            return await anyio.to_thread.run_sync(self._locked, session, action)
+            return await anyio.to_thread.run_sync(self._locked, session, respond)
         finally:
             session.waiting -= 1
 
-    def _locked(self, session: LiveSession, action: Callable[[Lab], Any]) -> Response:
+    @staticmethod
+    def _locked(session: LiveSession, respond: Callable[[Lab], Response]) -> Response:
         with session.lock:
-            return self._answer(session, action)
+            return respond(session.lab)
 
-    def _answer(self, session: LiveSession, action: Callable[[Lab], Any]) -> Response:
-        action(session.lab)
-        return view(session.id, session.lab, self.since)
+
+@dataclass
+class SessionCall(SessionTarget):
+    """A request that answers with the Session, and how much of its history to send."""
+
+    since: int
+
+    async def act(self, action: Callable[[Lab], Any], *, heavy: bool = False) -> Response:
+        """Run one action on the session's Lab and answer with the Session after it."""
+
+        def respond(lab: Lab) -> Response:
+            action(lab)
+            return view(self.session_id, lab, self.since)
+
+        return await self.use(respond, heavy=heavy)
+
+
+async def session_target(session_id: str, store: Store) -> SessionTarget:
+    return SessionTarget(store, session_id)
 
 
 async def session_call(
@@ -110,6 +126,7 @@ async def session_call(
     return SessionCall(store, session_id, since)
 
 
+Target = Annotated[SessionTarget, Depends(session_target)]
 Call = Annotated[SessionCall, Depends(session_call)]
 
 
@@ -198,12 +215,9 @@ def delete_session(session_id: str, store: Store) -> Response:
 
 
 @router.get("/sessions/{session_id}/output", response_model=Output, responses=ERRORS)
-def output(
-    session_id: str, store: Store, size: Annotated[int, Query(ge=2, le=80)] = 30
-) -> Response:
+async def output(target: Target, size: Annotated[int, Query(ge=2, le=80)] = 30) -> Response:
     """What the model computes now (the line, or the decision boundary); changes nothing."""
-    with store.using(session_id) as session:
-        return as_json(session.lab.output(size))
+    return await target.use(lambda lab: as_json(lab.output(size)))
 
 
 @router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)
@@ -218,14 +232,14 @@ async def loss(call: Call) -> Response:
 
 @router.post("/sessions/{session_id}/zero_grad", response_model=Session, responses=ERRORS)
 async def zero_grad(call: Call, body: ZeroGradBody | None = None) -> Response:
-    set_to_none = True if body is None else body.set_to_none
-    return await call.act(lambda lab: lab.zero_grad(set_to_none=set_to_none))
+    entry = "zero_grad" if body is None or body.set_to_none else "zero_grad(set_to_none=False)"
+    return await call.act(lambda lab: lab.run_line(entry))
 
 
 @router.post("/sessions/{session_id}/backward", response_model=Session, responses=ERRORS)
 async def backward(call: Call, body: BackwardBody | None = None) -> Response:
-    retain = False if body is None else body.retain_graph
-    return await call.act(lambda lab: lab.backward(retain_graph=retain))
+    entry = "backward(retain_graph=True)" if body and body.retain_graph else "backward"
+    return await call.act(lambda lab: lab.run_line(entry))
 
 
 @router.post("/sessions/{session_id}/step", response_model=Session, responses=ERRORS)

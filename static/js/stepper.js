@@ -274,6 +274,9 @@ async function start() {
     scenarios = await api.scenarios();
     editor.setPresets(presets);
     const program = url.program ?? presets.find((p) => p.name === url.preset)?.program ?? null;
+    // a link may ask for an accumulation the scenario's batch does not divide: ignore it
+    const ks = scenarios.find((s) => s.name === (url.setup.scenario ?? "neuron"))?.accumulate;
+    if (ks && !ks.includes(url.setup.accumulate ?? 1)) delete url.setup.accumulate;
     render(await openSession(api, url.setup, program), true);
     announce(describe(session));
   } catch (error) {

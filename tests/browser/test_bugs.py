@@ -267,3 +267,11 @@ def test_compare_with_weight_decay_zeros_move_none_does_not(page: Page, watch: W
     click_and_render(page, page.get_by_role("button", name="Run", exact=True))
     assert bug_weights() == start[0]["value"]  # None: step skipped every parameter
     assert "weight_decay=0.1" in page.url
+
+
+def test_a_link_with_an_accumulation_the_batch_does_not_divide(page: Page, watch: Watch) -> None:
+    page = open_page(page, "/?scenario=parabola&accumulate=2")
+    expect(page.locator("#iteration")).to_contain_text("iteration 0")
+    click_and_render(page, page.get_by_role("button", name="Next line"))
+    assert page.evaluate("window.loopStepper.session.accumulate") == 1
+    assert page.evaluate("window.loopStepper.session.iteration") == 1

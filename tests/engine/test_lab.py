@@ -239,3 +239,19 @@ def test_history_since_any_number() -> None:
     assert [h["n"] for h in lab.history_since(0)] == [0, 1, 2]
     assert [h["n"] for h in lab.history_since(2)] == [2]
     assert lab.history_since(3) == [] and lab.history_since(10**30) == []
+
+
+def test_both_bugs_on_moons_is_pytorchs_inplace_error_and_a_freed_graph() -> None:
+    """step moves the weights the graph saved, then backward: PyTorch's own RuntimeError. It
+    freed what it walked, so the graph shows freed and a retry says so in PyTorch's words."""
+    lab = Lab("moons", 0.3, 0, Toggles(skip_zero_grad=True, step_first=True))
+    lab.run(1)
+    stores = {k: v for k, v in lab.snapshot().items() if k != "graph"}
+    with pytest.raises(LineError, match="modified by an inplace operation") as caught:
+        lab.run(1)
+    assert caught.value.torch_error and lab.next_line == "backward"
+    after = lab.snapshot()
+    assert after["graph"]["status"] == "freed"
+    assert after["params"] != stores["params"]  # the step before it ran, as in Python
+    with pytest.raises(LineError, match="backward through the graph a second time"):
+        lab.next()

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
 from app.engine import Lab, Toggles
-from app.engine.theory import parabola, predicted_error
+from app.engine.theory import parabola
+
+
+def predicted_error(theory: dict[str, Any], t: int) -> float:
+    """e(t) = A cos(omega t + phi): the error after t steps without zero_grad."""
+    w = theory["without_zero_grad"]
+    return float(w["amplitude"] * math.cos(w["omega"] * t + w["phase"]))
 
 
 def thetas(lab: Lab, iterations: int) -> list[float]:
@@ -59,3 +66,15 @@ def test_curvature_and_target_are_options() -> None:
     assert lab.named["theta"].item() == pytest.approx(-0.2)  # 0 - 0.1 * 2 * (0 - (-1))
     assert lab.snapshot()["theory"]["eta_h"] == pytest.approx(0.2)
     assert math.isclose(lab.loss_value or 0, 1.0)
+
+
+def test_tiny_and_underflowing_eta_h_stay_finite() -> None:
+    """1 - eta h / 2 rounds to 1 below eta h ~ 2e-16: the period must still be finite."""
+    tiny = parabola(1e-18, 15, 0.0, 1.4)["without_zero_grad"]
+    assert tiny["regime"] == "oscillates" and math.isfinite(tiny["period"])
+    assert tiny["period"] == pytest.approx(2 * math.pi / math.sqrt(15e-18), rel=1e-9)
+    gone = parabola(5e-324, 1e-10, 0.0, 1.4)["without_zero_grad"]  # eta h underflows to 0
+    assert gone["regime"] == "oscillates" and gone["period"] is None
+    lab = Lab("parabola", 1e-18, 0)
+    lab.run(2)
+    assert lab.snapshot()["theory"]["without_zero_grad"]["period"] > 1e8

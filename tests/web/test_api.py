@@ -105,11 +105,15 @@ def test_retain_graph_and_set_to_none_bodies(client: httpx.Client) -> None:
     sid = new(client)["id"]
     line(client, sid, "forward")
     line(client, sid, "loss")
-    line(client, sid, "backward", {"retain_graph": True})
+    s = line(client, sid, "backward", {"retain_graph": True})
+    assert s["last"]["line"] == "backward(retain_graph=True)"  # the entry, as the page shows it
     s = line(client, sid, "backward")
-    assert values(s, "grad") == [[[-47.0]], [-16.0]]
+    assert values(s, "grad") == [[[-47.0]], [-16.0]] and s["last"]["line"] == "backward"
     s = line(client, sid, "zero_grad", {"set_to_none": False})
     assert values(s, "grad") == [[[0.0]], [0.0]]
+    assert s["last"]["line"] == "zero_grad(set_to_none=False)"
+    r = client.post(f"/api/sessions/{sid}/backward", json={"retain_graph": True})
+    assert r.status_code == 409 and r.json()["line"] == "backward(retain_graph=True)"
 
 
 def test_lines_out_of_order_are_409(client: httpx.Client) -> None:
@@ -286,7 +290,8 @@ def test_a_flooded_session_answers_429_and_recovers() -> None:
             sid = (await c.post("/api/sessions", json={})).json()["id"]
             session = app.state.store.get(sid)
             session.lock.acquire()  # as a long run would
-            calls = [c.post(f"/api/sessions/{sid}/next") for _ in range(6)]
+            calls = [c.post(f"/api/sessions/{sid}/next") for _ in range(5)]
+            calls.append(c.get(f"/api/sessions/{sid}/output"))  # no way round the cap
             tasks = [asyncio.ensure_future(call) for call in calls]
             while session.waiting < 4:
                 await asyncio.sleep(0.01)
@@ -298,4 +303,15 @@ def test_a_flooded_session_answers_429_and_recovers() -> None:
             return codes
 
     codes = asyncio.run(flood())
-    assert sorted(codes) == [200, 200, 200, 200, 429, 429]
+    assert codes == [200, 200, 200, 200, 429, 429]  # the output view queued no fifth
+
+
+def test_a_tiny_lr_on_the_parabola_is_no_500(client: httpx.Client) -> None:
+    """1 - eta h / 2 rounds to 1 below eta h ~ 2e-16; the theory must not divide by zero."""
+    sid = new(client, scenario="parabola", skip_zero_grad=True)["id"]
+    r = client.patch(f"/api/sessions/{sid}", json={"lr": 1e-18})
+    assert r.status_code == 200 and r.json()["theory"]["without_zero_grad"]["period"] > 1e8
+    s = line(client, sid, "run", {"iterations": 3})
+    assert s["params"][0]["value"][0] > 0  # it moved, by a little
+    s = new(client, scenario="parabola", lr=1e-300, curvature=1e-30)  # eta h underflows
+    assert s["theory"]["without_zero_grad"]["period"] is None

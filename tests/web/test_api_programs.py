@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from app.web.schemas import Session
+from tests.oracle import Plain
 from tests.web.test_api import line, new, values
 
 
@@ -89,7 +90,16 @@ def test_optimizers_and_the_fifth_store(client: httpx.Client) -> None:
     assert s["optimizer"] == {"kind": "adam", "betas": [0.8, 0.99], "weight_decay": 0.0,
                               "momentum": None}  # fmt: skip
     s = line(client, s["id"], "run", {"iterations": 2})
-    assert s["optimizer_state"][0]["state"]["step"] == 2.0
+    plain = Plain("neuron", 0.05, optimizer="adam", betas=(0.8, 0.99))
+    for _ in range(2):
+        for name in ("forward", "loss", "zero_grad", "backward", "step"):
+            plain.line(name)
+    weight = plain.model.weight
+    state = s["optimizer_state"][0]["state"]
+    assert state["step"] == 2.0
+    assert state["exp_avg"] == plain.optimizer.state[weight]["exp_avg"].tolist()
+    assert state["exp_avg_sq"] == plain.optimizer.state[weight]["exp_avg_sq"].tolist()
+    assert values(s, "value") == [p.tolist() for p in plain.model.parameters()]
     assert "optimizer_state" in s["last"]["writes"]
     s = new(client, optimizer={"kind": "sgd", "momentum": 0.9})
     s = line(client, s["id"], "run", {"iterations": 1})

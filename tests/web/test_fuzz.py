@@ -60,7 +60,7 @@ def fresh_session(base_url: str, scenario: str) -> str:
 def test_every_operation_conforms(case: schemathesis.Case, fuzz_url: str) -> None:
     case.call_and_validate(excluded_checks=EXCLUDED)
     if "session_id" in (case.path_parameters or {}):
-        for scenario in ("neuron", "moons"):
+        for scenario in ("neuron", "moons", "parabola"):
             sid = fresh_session(fuzz_url, scenario)
             case.path_parameters = {**(case.path_parameters or {}), "session_id": sid}
             case.call_and_validate(excluded_checks=EXCLUDED)

@@ -72,7 +72,7 @@ export function createParabola(root) {
     const ts = range(tEnd);
     const series = [], marks = [{ y: star, cls: "star", label: `θ* = ${display(star)}` }];
     const include = [star, theta0];
-    if (which === "without" && w.regime === "oscillates") {
+    if (which === "without" && w.period !== null) {
       series.push({ cls: "predicted", points: ts.map((t) => [t, star + w.amplitude * Math.cos(w.omega * t + w.phase)]) });
       marks.push({ y: star + w.amplitude, cls: "envelope", label: "θ* + A" }, { y: star - w.amplitude, cls: "envelope", label: "θ* − A" });
     } else if (which === "without") {
@@ -95,7 +95,9 @@ export function createParabola(root) {
     });
 
     const period = measuredPeriod(points, star);
-    const without = w.regime === "oscillates"
+    const without = w.regime === "oscillates" && w.period === null
+      ? `Without zero_grad: ηh = ${display(eh)} is so small that the swing is too slow to see.`
+      : w.regime === "oscillates"
       ? `Without zero_grad: ηh = ${display(eh)} lies between 0 and 4, so θ swings around θ* for ever, amplitude A = ${display(w.amplitude, "float64")}: ` +
         `<strong class="period">period ${w.period.toFixed(1)} steps predicted</strong>` +
         (period === null ? "." : `, <span class="measured-period">${period.toFixed(1)} measured</span>.`) + " It never settles."
