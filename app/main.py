@@ -78,8 +78,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             error = {"loc": ["body"], "msg": "JSON decode error", "type": "json_invalid"}
             return JSONResponse({"detail": [error]}, status_code=422)
         headers = dict(exc.headers or {})
-        if exc.status_code in (204, 304):  # no body allowed
-            return JSONResponse(None, status_code=exc.status_code, headers=headers)
         methods = allowed_methods(app, request) if exc.status_code == 405 else []
         if methods:  # Starlette names only the first route's methods
             headers["Allow"] = ", ".join(methods)

@@ -18,7 +18,7 @@ class Settings(BaseSettings):
     idle_timeout: float = 1800.0  # seconds without a request before a session may go
     torch_threads: int = 1  # many tiny models on few cores: one intra-op thread each
     evict_interval: float = 30.0  # seconds between sweeps that drop idle sessions
-    max_body: int = 16 * 1024  # bytes; a larger request body is a 413
+    max_body: int = 16 * 1024  # bytes; a larger request body is a 413 (valid ones are < 1 KB)
     threadpool: int = 40  # threads that run the (synchronous) line requests at once
     access_log: bool = False  # one line per request: 300 students make 300 lines a second
     templates_dir: Path = ROOT / "templates"

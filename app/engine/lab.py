@@ -106,6 +106,7 @@ class Lab:
         self.named = dict(self.model.named_parameters())
         self._names = {id(p): n for n, p in self.named.items()}
         self.program = program_for(toggles, accumulate)
+        self._describe_program()
         self.cursor = 0
         self.iteration = 0  # forward calls so far
         self.steps = 0  # step calls so far
@@ -225,6 +226,7 @@ class Lab:
         """A new loop program; the lines already run in this iteration stay run."""
         self.cursor = carry_cursor(self.program, self.cursor, program)
         self.program = list(program)
+        self._describe_program()
 
     def set_toggles(self, toggles: Toggles) -> None:
         self.set_program(program_for(toggles, self.accumulate))
@@ -232,6 +234,16 @@ class Lab:
     @property
     def toggles(self) -> Toggles:
         return toggles_of(self.program)
+
+    def _describe_program(self) -> None:
+        """What every answer says about the program; it changes only with the program."""
+        toggles = self.toggles
+        self._described = {
+            "toggles": {"skip_zero_grad": toggles.skip_zero_grad, "step_first": toggles.step_first},
+            "program": list(self.program),
+            "code": [code(e, self.accumulate) for e in self.program],
+            "preset": preset_of(self.program),
+        }
 
     @property
     def lr(self) -> float:
@@ -306,10 +318,11 @@ class Lab:
         """The kept loss points numbered ``since`` or later (all kept ones for 0)."""
         if not self.history:
             return []
-        skip = since - self.history[0]["n"]
-        if skip >= len(self.history):
+        wanted = len(self.history) - max(0, since - self.history[0]["n"])
+        if wanted <= 0:
             return []
-        return list(itertools.islice(self.history, max(0, skip), None))
+        # from the right: the usual answer wants one new point, not a walk over 1000
+        return list(itertools.islice(reversed(self.history), wanted))[::-1]
 
     def snapshot(self, since: int = 0) -> dict[str, Any]:
         """The stores and the loop's position as plain values: the exact floats PyTorch holds
@@ -322,13 +335,7 @@ class Lab:
             "scenario": self.scenario,
             "lr": self.lr,
             "seed": self.seed,
-            "toggles": {
-                "skip_zero_grad": self.toggles.skip_zero_grad,
-                "step_first": self.toggles.step_first,
-            },
-            "program": list(self.program),
-            "code": [code(e, self.accumulate) for e in self.program],
-            "preset": preset_of(self.program),
+            **self._described,
             "accumulate": self.accumulate,
             "optimizer": self.spec.describe(),
             "cursor": self.cursor,

@@ -46,16 +46,13 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 MAX_WAITING = 4  # requests that may queue behind one session's lock
 
 
-def view(session_id: str, lab: Lab, since: int = 0, status: int = 200) -> Response:
-    """The Session as JSON. The engine builds it in the schema's shape (a test holds every
-    answer to the model), so it is serialized directly: FastAPI's validation of the returned
-    dict would cost more than running the line."""
-    return as_json({"id": session_id, **lab.snapshot(since)}, status)
-
-
 def as_json(data: Any, status: int = 200) -> Response:
     """JSON with non-finite numbers as "NaN", "Infinity", "-Infinity": JSON has no such
-    numbers, and a student who makes training diverge must still get a valid answer."""
+    numbers, and a student who makes training diverge must still get a valid answer.
+
+    The engine builds its answers in the schema's shape (a test holds every one to the
+    model), so they are serialized directly: FastAPI's validation of a returned dict would
+    cost more than running the line."""
     body = pydantic_core.to_json(data, inf_nan_mode="strings")
     return Response(body, status_code=status, media_type="application/json")
 
@@ -67,8 +64,10 @@ class SessionTarget:
     store: SessionStore
     session_id: str
 
-    async def use(self, respond: Callable[[Lab], Response], *, heavy: bool = False) -> Response:
-        """Answer from the session's Lab, alone: concurrent requests on it take turns.
+    async def use(self, read: Callable[[Lab], Any], *, heavy: bool = False) -> Response:
+        """Answer with what ``read`` takes from the session's Lab, alone: concurrent requests
+        on it take turns. The answer is plain data made fresh under the lock (the engine
+        never changes it afterwards), so it is turned into JSON after the lock is let go.
 
         A line on these tiny models takes less time than handing it to a worker thread, so
         it runs right here when the session is free. A ``heavy`` action (``run``) and a
@@ -77,22 +76,23 @@ class SessionTarget:
         session = self.store.get(self.session_id)
         if not heavy and session.lock.acquire(blocking=False):
             try:
-                return respond(session.lab)
+                data = read(session.lab)
             finally:
                 session.lock.release()
+            return as_json(data)
         # a page waits for each answer before it asks again, so a queue this long is a flood
         if session.waiting >= MAX_WAITING:
             raise SessionBusy(self.session_id)
         session.waiting += 1  # only ever changed on the event loop's thread: no race
         try:
-            return await anyio.to_thread.run_sync(self._locked, session, respond)
+            return as_json(await anyio.to_thread.run_sync(self._locked, session, read))
         finally:
             session.waiting -= 1
 
     @staticmethod
-    def _locked(session: LiveSession, respond: Callable[[Lab], Response]) -> Response:
+    def _locked(session: LiveSession, read: Callable[[Lab], Any]) -> Any:
         with session.lock:
-            return respond(session.lab)
+            return read(session.lab)
 
 
 @dataclass
@@ -104,11 +104,11 @@ class SessionCall(SessionTarget):
     async def act(self, action: Callable[[Lab], Any], *, heavy: bool = False) -> Response:
         """Run one action on the session's Lab and answer with the Session after it."""
 
-        def respond(lab: Lab) -> Response:
+        def read(lab: Lab) -> dict[str, Any]:
             action(lab)
-            return view(self.session_id, lab, self.since)
+            return {"id": self.session_id, **lab.snapshot(self.since)}
 
-        return await self.use(respond, heavy=heavy)
+        return await self.use(read, heavy=heavy)
 
 
 async def session_target(session_id: str, store: Store) -> SessionTarget:
@@ -177,7 +177,7 @@ def create_session(body: CreateSession, store: Store) -> Response:
         return lab
 
     session = store.create(make)
-    return view(session.id, session.lab, status=201)
+    return as_json({"id": session.id, **session.lab.snapshot()}, status=201)
 
 
 @router.get("/sessions/{session_id}", response_model=Session, responses=ERRORS)
@@ -217,7 +217,7 @@ def delete_session(session_id: str, store: Store) -> Response:
 @router.get("/sessions/{session_id}/output", response_model=Output, responses=ERRORS)
 async def output(target: Target, size: Annotated[int, Query(ge=2, le=80)] = 30) -> Response:
     """What the model computes now (the line, or the decision boundary); changes nothing."""
-    return await target.use(lambda lab: as_json(lab.output(size)))
+    return await target.use(lambda lab: lab.output(size))
 
 
 @router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..engine import scenarios as catalogue
+from ..engine.program import MAX_PROGRAM
 
 Scenario = Literal["neuron", "moons", "parabola"]
 # one entry of a loop program, exactly the Python it runs
@@ -48,7 +49,7 @@ class AdamSpec(Body):
 
 
 OptimizerIn = Annotated[SGDSpec | AdamSpec, Field(discriminator="kind")]
-Program = Annotated[list[Entry], Field(min_length=1, max_length=20)]
+Program = Annotated[list[Entry], Field(min_length=1, max_length=MAX_PROGRAM)]
 
 
 class CreateSession(Body):

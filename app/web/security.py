@@ -22,8 +22,6 @@ from collections.abc import Iterable
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-MAX_BODY = 16 * 1024  # the largest valid body is well under 200 bytes
-
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -56,7 +54,7 @@ SECURITY_NAMES = frozenset(name for name, _ in HEADERS)
 
 
 class SecurityMiddleware:
-    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY) -> None:
+    def __init__(self, app: ASGIApp, max_body: int) -> None:
         self.app, self.max_body = app, max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -130,7 +128,7 @@ def _content_length(headers: Iterable[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
-def install(app: Starlette, max_body: int = MAX_BODY) -> None:
+def install(app: Starlette, max_body: int) -> None:
     """Wrap the whole middleware stack, Starlette's 500 handler included.
 
     ``add_middleware`` would put it inside ``ServerErrorMiddleware``, so an unexpected 500 would

@@ -4,10 +4,6 @@
 
 const NON_FINITE = { NaN: "nan", Infinity: "inf", "-Infinity": "-inf" };
 
-export function isNumber(v) {
-  return typeof v === "number" || v in NON_FINITE;
-}
-
 export function toNumber(v) {
   if (typeof v === "number") return v;
   return v === "NaN" ? NaN : v === "Infinity" ? Infinity : -Infinity;

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import httpx
 import pytest
 
-from app.web.schemas import Session
+from app.engine.program import ENTRIES
+from app.web.schemas import Entry, Session
 from tests.oracle import Plain
 from tests.web.test_api import line, new, values
 
@@ -151,3 +152,8 @@ def test_answers_are_exactly_the_documented_session(
     for _ in range(3):
         s = line(client, sid, "run", {"iterations": 20})
         assert Session.model_validate(s).model_dump(mode="json") == s
+
+
+def test_the_contract_names_every_engine_entry() -> None:
+    """schemas.Entry is spelled out for the docs; it must stay the engine's list."""
+    assert get_args(Entry) == tuple(ENTRIES)

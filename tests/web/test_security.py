@@ -10,8 +10,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from app.web.security import MAX_BODY
+from app.settings import Settings
 
+MAX_BODY = Settings().max_body  # the default the server runs with
 PATHS = [
     ("GET", "/"),
     ("GET", "/healthz"),

@@ -40,7 +40,7 @@ export function linePath(points, x, y) {
  * marks = [{y, cls, label}] horizontal lines, xRange = [x0, x1] (else from the data),
  * include = y values the axis must show (θ*, the start), floor = no margin below this value.
  */
-export function createChart(root, { xLabel = "iteration", label = "" } = {}) {
+export function createChart(root, { xLabel = "iteration" } = {}) {
   const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "series-chart", role: "img" });
   const clipId = `chart-clip-${++clips}`;
   root.append(chart);
@@ -94,7 +94,7 @@ export function createChart(root, { xLabel = "iteration", label = "" } = {}) {
       }
     }
     chart.append(plot);
-    chart.setAttribute("aria-label", aria ?? label);
+    chart.setAttribute("aria-label", aria ?? "");
   };
 }
 

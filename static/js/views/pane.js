@@ -60,8 +60,5 @@ export function createPane(section, onLine) {
     problem(error, clicked) {
       showProblem(problem, panel, error, clicked);
     },
-    get session() {
-      return session;
-    },
   };
 }

@@ -57,7 +57,6 @@ export function createSetup(onChange) {
   });
 
   return {
-    read,
     render(session, scenarios) {
       scenario = session.scenario;
       const o = session.optimizer;
