@@ -76,7 +76,7 @@ def test_worked_example(stepper: Page) -> None:
     next_line(page)
     assert value(page, "Parameters", "weight") == "1.36875"
     assert value(page, "Parameters", "bias") == "0.46625"
-    expect(page.locator(".loss-chart .curve")).to_have_count(1)
+    expect(page.locator(".loss-chart path.series.loss")).to_have_count(1)
 
 
 def test_skip_zero_grad_piles_up(stepper: Page) -> None:
@@ -140,7 +140,7 @@ def test_run_pause_reset(stepper: Page) -> None:
     run.click()
     pause = page.get_by_role("button", name="Pause")
     expect(pause).to_be_visible()
-    expect(page.locator(".loss-chart .curve")).to_have_count(1)
+    expect(page.locator(".loss-chart path.series.loss")).to_have_count(1)
     # the page's CSP forbids eval (so no wait_for_function): wait on the text instead
     expect(page.locator("#iteration")).to_contain_text(re.compile(r"iteration ([3-9]|\d\d)"))
     pause.click()

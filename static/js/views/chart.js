@@ -40,8 +40,8 @@ export function linePath(points, x, y) {
  * marks = [{y, cls, label}] horizontal lines, xRange = [x0, x1] (else from the data),
  * include = y values the axis must show (θ*, the start), floor = no margin below this value.
  */
-export function createChart(root, { xLabel = "iteration" } = {}) {
-  const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "series-chart", role: "img" });
+export function createChart(root, { xLabel = "iteration", cls = "" } = {}) {
+  const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: `series-chart ${cls}`, role: "img" });
   const clipId = `chart-clip-${++clips}`;
   root.append(chart);
   return function render({ series, marks = [], xRange, include = [], floor, aria }) {
