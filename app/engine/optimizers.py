@@ -35,6 +35,7 @@ class OptimizerSpec:
             "momentum": None if adam else self.momentum,
             "betas": list(self.betas) if adam else None,
             "weight_decay": self.weight_decay,
+            "stateful": self.stateful,
         }
 
 

@@ -169,6 +169,7 @@ class OptimizerOut(BaseModel):
     momentum: float | None = None
     betas: list[float] | None = None
     weight_decay: float
+    stateful: bool = Field(description="step keeps state between calls (plain SGD does not)")
 
 
 class ParamState(BaseModel):

@@ -89,7 +89,7 @@ def test_run_stops_at_the_failing_line(client: httpx.Client) -> None:
 def test_optimizers_and_the_fifth_store(client: httpx.Client) -> None:
     s = new(client, optimizer={"kind": "adam", "betas": [0.8, 0.99]})
     assert s["optimizer"] == {"kind": "adam", "betas": [0.8, 0.99], "weight_decay": 0.0,
-                              "momentum": None}  # fmt: skip
+                              "momentum": None, "stateful": True}  # fmt: skip
     s = line(client, s["id"], "run", {"iterations": 2})
     plain = Plain("neuron", 0.05, optimizer="adam", betas=(0.8, 0.99))
     for _ in range(2):
@@ -105,6 +105,7 @@ def test_optimizers_and_the_fifth_store(client: httpx.Client) -> None:
     s = new(client, optimizer={"kind": "sgd", "momentum": 0.9})
     s = line(client, s["id"], "run", {"iterations": 1})
     assert s["optimizer_state"][0]["state"]["momentum_buffer"] == [[-23.5]]
+    assert s["optimizer"]["stateful"] is True and new(client)["optimizer"]["stateful"] is False
     for bad in ({"kind": "rmsprop"}, {"kind": "sgd", "betas": [0.9, 0.9]},
                 {"kind": "sgd", "momentum": 1.5}, {"kind": "adam", "betas": [0.9]}):  # fmt: skip
         assert client.post("/api/sessions", json={"optimizer": bad}).status_code == 422

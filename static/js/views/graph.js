@@ -2,20 +2,14 @@
 // top (the loss) to bottom (AccumulateGrad → parameter), the direction backward walks.
 // Status is text and style: empty (nothing), built (solid), freed (dashed and greyed).
 
+import { svg } from "./chart.js";
 import { place } from "./layout.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const STATUS = {
   empty: "empty: no graph yet (forward builds one)",
   built: "built: backward can walk it",
   freed: "freed: backward released its saved tensors; a second backward fails",
 };
-
-function svg(tag, attrs = {}) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  return el;
-}
 
 export function createGraph(root) {
   const status = document.createElement("p");

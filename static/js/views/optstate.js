@@ -5,10 +5,6 @@
 
 import { createTensor } from "./tensor.js";
 
-export function stateful(optimizer) {
-  return optimizer.kind === "adam" || Boolean(optimizer.momentum);
-}
-
 const shapeOf = (v) => (Array.isArray(v) ? [v.length, ...shapeOf(v[0])] : []);
 
 function describeOptimizer(o) {
@@ -23,7 +19,7 @@ export function createOptState(section, root) {
   let key = "";
   let groups = [];
   return function render(session, previous) {
-    const on = stateful(session.optimizer);
+    const on = session.optimizer.stateful;
     section.hidden = !on;
     if (!on) return;
     note.textContent = describeOptimizer(session.optimizer);

@@ -3,17 +3,11 @@
 // class 0, crosses for class 1, so the classes differ in shape as well as colour).
 
 import { display, toNumber } from "../format.js";
+import { svg } from "./chart.js";
 import { heat } from "./tensor.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const W = 300, H = 240, P = 28;
-
-function el(tag, attrs = {}, text) {
-  const e = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
+const el = svg;
 
 function neuron(out, svg, caption) {
   const xs = [0, 5], ys = [-1, 8];
