@@ -111,19 +111,20 @@ class SessionCall(SessionTarget):
         return await self.use(read, heavy=heavy)
 
 
-async def session_target(session_id: str, store: Store) -> SessionTarget:
-    return SessionTarget(store, session_id)
+# these two read the store off the app themselves: one dependency level less on every line
+async def session_target(session_id: str, request: Request) -> SessionTarget:
+    return SessionTarget(request.app.state.store, session_id)
 
 
 async def session_call(
     session_id: str,
-    store: Store,
+    request: Request,
     since: Annotated[
         int,
         Query(ge=0, le=2**53, description="send only the history points numbered this or later"),
     ] = 0,
 ) -> SessionCall:
-    return SessionCall(store, session_id, since)
+    return SessionCall(request.app.state.store, session_id, since)
 
 
 Target = Annotated[SessionTarget, Depends(session_target)]
