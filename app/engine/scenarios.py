@@ -24,6 +24,7 @@ _SEED_LOCK = threading.Lock()
 @dataclass(frozen=True)
 class ScenarioInfo:
     name: str
+    title: str  # a few words for a menu
     description: str
     default_lr: float
     default_seed: int
@@ -211,6 +212,7 @@ SCENARIOS: dict[str, tuple[ScenarioInfo, Callable[..., Built]]] = {
     "neuron": (
         ScenarioInfo(
             "neuron",
+            "the worked example",
             "The worked example: nn.Linear(1, 1) from w = b = 0 on x = (1, 2, 3, 4), "
             "y = (2, 3, 5, 6), MSE loss, SGD, full batch.",
             default_lr=0.05,
@@ -224,6 +226,7 @@ SCENARIOS: dict[str, tuple[ScenarioInfo, Callable[..., Built]]] = {
     "moons": (
         ScenarioInfo(
             "moons",
+            "2-16-16-2 network",
             "make_moons: a 2-16-16-2 ReLU network in float64, cross-entropy loss, SGD, "
             "150 training points in batches of 32 (the last of an epoch 22).",
             default_lr=0.3,
@@ -237,6 +240,7 @@ SCENARIOS: dict[str, tuple[ScenarioInfo, Callable[..., Built]]] = {
     "parabola": (
         ScenarioInfo(
             "parabola",
+            "one parameter θ",
             "One parameter theta from 0 on the loss h/2 * (theta - theta*)^2 (h = 15, "
             "theta* = 1.4 unless set), SGD: without zero_grad it swings for ever.",
             default_lr=0.05,

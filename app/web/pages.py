@@ -6,10 +6,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from ..engine.scenarios import SCENARIOS
+
 router = APIRouter()
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 def index(request: Request) -> HTMLResponse:
     templates: Jinja2Templates = request.app.state.templates
-    return templates.TemplateResponse(request, "index.html", {})
+    scenarios = [info for info, _ in SCENARIOS.values()]  # the menus list what the engine has
+    return templates.TemplateResponse(request, "index.html", {"scenarios": scenarios})

@@ -107,6 +107,7 @@ class RunBody(Body):
 
 class ScenarioOut(BaseModel):
     name: str
+    title: str
     description: str
     default_lr: float
     default_seed: int

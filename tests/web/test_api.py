@@ -37,6 +37,9 @@ def test_healthz_and_scenarios(client: httpx.Client) -> None:
     scenarios = {s["name"]: s for s in client.get("/api/scenarios").json()}
     assert scenarios["neuron"]["default_lr"] == 0.05
     assert scenarios["moons"]["default_lr"] == 0.3 and scenarios["moons"]["batch_size"] == 32
+    assert scenarios["neuron"]["title"] == "the worked example"
+    page = client.get("/").text  # the page's menus list the engine's scenarios
+    assert all(f'<option value="{name}">{name}: ' in page for name in scenarios)
 
 
 def test_worked_example_over_http(client: httpx.Client) -> None:
