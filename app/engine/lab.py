@@ -7,7 +7,6 @@ graph, ``.grad``, loss). No HTTP here: the web layer wraps a Lab.
 
 from __future__ import annotations
 
-import copy
 import itertools
 from collections import deque
 from collections.abc import Callable
@@ -16,7 +15,7 @@ from typing import Any
 
 import torch
 
-from . import output, scenarios, theory
+from . import optimizers, output, scenarios, theory
 from .graph import walk
 from .optimizers import PLAIN_SGD, OptimizerSpec, state_of
 from .program import (
@@ -44,6 +43,14 @@ EFFECTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 STATEFUL_STEP = (("grad", "params", "optimizer_state"), ("params", "optimizer_state"))
 
 
+def spent_loss() -> torch.Tensor:
+    """A loss whose graph backward has freed: a backward through it raises PyTorch's own
+    "Trying to backward through the graph a second time" and touches no parameter."""
+    loss = torch.zeros((), dtype=torch.float64, requires_grad=True).exp()
+    loss.backward()  # type: ignore[no-untyped-call]
+    return loss
+
+
 class LineError(Exception):
     """A line that cannot run in the current state (the HTTP layer answers 409).
 
@@ -59,7 +66,9 @@ class LineError(Exception):
 class LabState:
     """Everything needed to put a Lab back where it was, except the autograd graph.
 
-    A graph cannot be copied, so a restored Lab starts with no graph (as after reset).
+    A graph cannot be copied, so a restored Lab starts with no graph (as after reset). Only a
+    loss whose graph backward has wholly freed is brought back, as a stand-in that fails the
+    way it would (``loss_spent``): that is all a spent graph can still do.
     """
 
     params: dict[str, torch.Tensor]
@@ -72,6 +81,10 @@ class LabState:
     losses: int = 0
     loss: float | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
+    lr: float = 0.0
+    program: list[str] = field(default_factory=list)
+    last: dict[str, Any] | None = None
+    loss_spent: bool = False
 
 
 class Lab:
@@ -116,6 +129,7 @@ class Lab:
         self.share = 1.0  # the micro-batch's share of its batch, when accumulating
         self.loss_tensor: torch.Tensor | None = None
         self.loss_value: float | None = None
+        self.loss_spent = False  # a backward without retain_graph has freed the loss's graph
         # {n, iteration, loss, param} per loss line, made once: every answer sends them
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY_LIMIT)
         self.last: dict[str, Any] | None = None
@@ -145,7 +159,7 @@ class Lab:
         if self.accumulate > 1:  # an uneven split weighs each part by its share (see README)
             k = self.accumulate
             loss = loss / k if self.share * k == 1 else loss * self.share
-        self.loss_tensor = loss
+        self.loss_tensor, self.loss_spent = loss, False
         self.loss_value = loss.item()
         first = next(iter(self.named.values())).detach().flatten()[0].item()
         point = {
@@ -179,8 +193,10 @@ class Lab:
             if not retain_graph and self.loss_tensor is self._root:
                 self._freed = True
             raise LineError("backward", str(error), torch_error=True) from error
-        if not retain_graph and self.loss_tensor is self._root:
-            self._freed = True
+        if not retain_graph:
+            self.loss_spent = True
+            if self.loss_tensor is self._root:
+                self._freed = True
         self._did("backward")
 
     def step(self) -> None:
@@ -260,7 +276,7 @@ class Lab:
         return LabState(
             params={n: p.detach().clone() for n, p in self.named.items()},
             grads={n: None if p.grad is None else p.grad.clone() for n, p in self.named.items()},
-            optimizer=copy.deepcopy(self.optimizer.state_dict()),
+            optimizer=optimizers.capture(self.optimizer, self.named),
             batches=self.batches.state(),
             cursor=self.cursor,
             iteration=self.iteration,
@@ -268,26 +284,38 @@ class Lab:
             losses=self.losses,
             loss=self.loss_value,
             history=list(self.history),
+            lr=self.lr,
+            program=list(self.program),
+            last=None if self.last is None else dict(self.last),
+            loss_spent=self.loss_tensor is not None and self.loss_spent,
         )
 
-    def restore(self, state: LabState) -> None:
-        """Put the stores back as captured; lr and toggles stay as they are now."""
+    def restore(self, state: LabState, *, whole: bool = False) -> None:
+        """Put the stores back as captured. lr and the program stay as they are now, unless
+        ``whole``: then they, the cursor and the last line are the captured ones too."""
         lr = self.lr
         with torch.no_grad():
             for n, p in self.named.items():
                 p.copy_(state.params[n])
                 grad = state.grads[n]
                 p.grad = None if grad is None else grad.clone()
-        self.optimizer.load_state_dict(copy.deepcopy(state.optimizer))
-        self.lr = lr
+        optimizers.restore(self.optimizer, self.named, state.optimizer)
         self.batches.restore(state.batches)
-        self.cursor = min(state.cursor, len(self.program) - 1)
+        if whole:
+            self.program = list(state.program)
+            self._describe_program()
+            self.cursor, self.last = state.cursor, None if state.last is None else dict(state.last)
+        else:
+            self.lr = lr
+            self.cursor = min(state.cursor, len(self.program) - 1)
+            self.last = None
         self.iteration, self.steps, self.loss_value = state.iteration, state.steps, state.loss
         self.losses = state.losses
         self.history = deque(state.history, maxlen=HISTORY_LIMIT)
-        self.out = self.y = self.loss_tensor = self._root = None
+        self.out = self.y = self._root = None
+        self.loss_tensor = spent_loss() if state.loss_spent else None
+        self.loss_spent = state.loss_spent
         self._freed = False
-        self.last = None
 
     def reset(self) -> None:
         """Back to the initial parameters, iteration 0; toggles and lr kept."""

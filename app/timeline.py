@@ -1,0 +1,460 @@
+"""A session as the log of what was done to it: any past moment is a replay of that log.
+
+The Lab is the live model; a Timeline drives it and writes down each action (a line, an lr or a
+program change) as an Event. PyTorch on the CPU is deterministic, so replaying the log from the
+start gives the same numbers bit for bit, and rebuilds the real autograd graph too.
+
+A **moment** is the state right after a line that ran; moment 0 is the start (creation or the
+last reset). Replays start from the newest usable checkpoint (a captured LabState) instead of
+the start. A checkpoint has no graph (a graph cannot be copied), so one is only taken right
+before a ``forward``, which builds a fresh graph; the one thing of the old graph that may still
+be used after it is the last loss, by a backward before the next loss line. That is exact when
+backward had wholly freed that loss (the Lab brings back a stand-in that fails the same way);
+otherwise the checkpoint serves only targets whose replay runs a loss line before any backward.
+
+Imports the engine only; the store is reached through the narrow ``Journal`` protocol.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+from .engine import Lab, LabState, LineError
+from .engine.optimizers import OptimizerSpec
+from .engine.program import ENTRIES
+
+KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be reached
+CHECKPOINT_EVERY = 20  # events between checkpoints: bounds a rewind's replay
+CHECKPOINTS_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the store
+HISTORY_LIMIT = 1000
+
+
+class TimelineError(Exception):
+    """An action on the timeline that cannot be done now (the HTTP layer answers 409)."""
+
+
+class MomentOutOfRange(ValueError):
+    """A rewind to a moment that does not exist, or is no longer kept (a 422)."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a session is created with: everything a Lab is built from."""
+
+    scenario: str
+    lr: float
+    seed: int
+    optimizer: OptimizerSpec
+    accumulate: int = 1
+    options: dict[str, float] = field(default_factory=dict)
+    program: tuple[str, ...] = ()
+
+    def build(self) -> Lab:
+        lab = Lab(
+            self.scenario,
+            self.lr,
+            self.seed,
+            optimizer=self.optimizer,
+            accumulate=self.accumulate,
+            options=self.options,
+        )
+        if self.program:
+            lab.set_program(list(self.program))
+        return lab
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.optimizer
+        optimizer: dict[str, Any] = (
+            {"kind": "adam", "betas": list(o.betas), "weight_decay": o.weight_decay}
+            if o.kind == "adam"
+            else {"kind": "sgd", "momentum": o.momentum, "weight_decay": o.weight_decay}
+        )
+        return {
+            "scenario": self.scenario,
+            "lr": self.lr,
+            "seed": self.seed,
+            "optimizer": optimizer,
+            "accumulate": self.accumulate,
+            "options": dict(self.options),
+            "program": list(self.program),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Setup:
+        o = data["optimizer"]
+        spec = (
+            OptimizerSpec("adam", weight_decay=o["weight_decay"], betas=tuple(o["betas"]))
+            if o["kind"] == "adam"
+            else OptimizerSpec("sgd", momentum=o["momentum"], weight_decay=o["weight_decay"])
+        )
+        return cls(
+            data["scenario"],
+            data["lr"],
+            data["seed"],
+            spec,
+            data["accumulate"],
+            dict(data["options"]),
+            tuple(data["program"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One action: a line (that ran, or failed in PyTorch's words), an lr or a program change."""
+
+    op: Literal["line", "lr", "program"]
+    entry: str = ""  # line: the program entry that ran
+    advance: bool = False  # line: run by next, so the cursor moved on
+    lr: float = 0.0
+    program: tuple[str, ...] = ()
+    ok: bool = True
+    error: str | None = None
+    # for the timeline's slider and the history, so neither needs a replay
+    iteration: int = 0
+    loss: float | None = None
+    point: dict[str, Any] | None = None  # the history point a loss line added
+
+    @property
+    def moment(self) -> bool:
+        return self.op == "line" and self.ok
+
+    def to_json(self) -> dict[str, Any]:
+        if self.op == "lr":
+            return {"op": "lr", "lr": self.lr}
+        if self.op == "program":
+            return {"op": "program", "program": list(self.program)}
+        data: dict[str, Any] = {"op": "line", "entry": self.entry, "ok": self.ok}
+        if self.advance:
+            data["advance"] = True
+        if not self.ok:
+            data["error"] = self.error
+        else:
+            data.update(iteration=self.iteration, loss=self.loss)
+            if self.point is not None:
+                data["point"] = self.point
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Event:
+        if data["op"] == "lr":
+            return cls("lr", lr=data["lr"])
+        if data["op"] == "program":
+            return cls("program", program=tuple(data["program"]))
+        return cls(
+            "line",
+            entry=data["entry"],
+            advance=data.get("advance", False),
+            ok=data["ok"],
+            error=data.get("error"),
+            iteration=data.get("iteration", 0),
+            loss=data.get("loss"),
+            point=data.get("point"),
+        )
+
+
+@dataclass
+class Change:
+    """What one action did to the log, for the store to write before the answer goes out."""
+
+    rebased: Setup | None = None  # reset: a new start; every event and checkpoint is gone
+    truncate: int | None = None  # events from this sequence number on are gone
+    events: list[tuple[int, Event]] = field(default_factory=list)
+    checkpoints: list[tuple[int, bool, LabState]] = field(default_factory=list)
+    forget_before: int | None = None  # events and checkpoints before this one are gone
+    dropped: int = 0  # with forget_before: how many moments are gone
+    base_points: list[dict[str, Any]] = field(default_factory=list)  # and their loss points
+    head: int | None = None
+
+    def __bool__(self) -> bool:
+        return any(
+            v is not None for v in (self.rebased, self.truncate, self.forget_before, self.head)
+        ) or bool(self.events or self.checkpoints)
+
+
+class Journal(Protocol):
+    """The store, as one timeline sees it."""
+
+    def checkpoint(self, seq: int) -> LabState: ...
+
+
+@dataclass
+class Checkpoint:
+    clean: bool  # no loss, or one backward wholly freed: serves every later moment
+    state: LabState | None  # None: in the store only
+
+
+def _uses_loss(entry: str) -> bool:
+    return ENTRIES[entry][0] == "backward"
+
+
+def _is_loss(entry: str) -> bool:
+    return ENTRIES[entry][0] == "loss"
+
+
+class Timeline:
+    """The live Lab plus the log that made it; every action goes through here."""
+
+    def __init__(
+        self,
+        setup: Setup,
+        journal: Journal | None = None,
+        *,
+        keep: int = KEEP_MOMENTS,
+        every: int = CHECKPOINT_EVERY,
+    ) -> None:
+        self.setup, self.journal, self.keep, self.every = setup, journal, keep, every
+        self.lab = setup.build()
+        self._start()
+        self.change = Change()
+
+    def _start(self) -> None:
+        self.events: list[Event] = []
+        self.first = 0  # the sequence number of events[0]
+        self.head = -1  # the sequence number of the last event the Lab has applied
+        self.lines: list[int] = []  # the sequence number of each kept moment's line
+        self.dropped = 0  # moments forgotten: their lines are before the first kept event
+        self.points: list[int] = []  # the sequence number of each kept loss point
+        self.base_points: list[dict[str, Any]] = []  # loss points older than the kept events
+        self.checkpoints: dict[int, Checkpoint] = {-1: Checkpoint(True, self.lab.capture())}
+
+    # -- the actions -----------------------------------------------------------------
+
+    def line(self, entry: str) -> None:
+        """Run one program entry out of order (the cursor stays)."""
+        self._line(entry, advance=False)
+
+    def next(self) -> None:
+        """Run the line at the cursor; the cursor moves on."""
+        self._line(self.lab.next_line, advance=True)
+
+    def run(self, iterations: int) -> None:
+        """Lines until the cursor has wrapped ``iterations`` times; a failing line stops it."""
+        for _ in range(iterations):
+            self.next()
+            while self.lab.cursor != 0:
+                self.next()
+
+    def set_lr(self, lr: float) -> None:
+        self._cut()
+        self.lab.lr = lr
+        self._record(Event("lr", lr=lr))
+
+    def set_program(self, program: list[str]) -> None:
+        self._cut()
+        self.lab.set_program(program)
+        self._record(Event("program", program=tuple(self.lab.program)))
+
+    def reset(self) -> None:
+        """A new start: the initial parameters with today's lr and program; no past."""
+        self.lab.reset()
+        self.setup = replace(self.setup, lr=self.lab.lr, program=tuple(self.lab.program))
+        self._start()
+        self.change = Change(rebased=self.setup)
+
+    def rewind(self, n: int) -> None:
+        """The Lab exactly as it was right after moment ``n``'s line (0: the start)."""
+        if not self.first_moment <= n <= self.moments:
+            if n < self.first_moment:
+                raise MomentOutOfRange(
+                    f"moment {n} is no longer kept: a timeline keeps the newest {self.keep} "
+                    f"moments, here {self.first_moment} to {self.moments}"
+                )
+            raise MomentOutOfRange(
+                f"moment {n} does not exist: this timeline has moments "
+                f"{self.first_moment} to {self.moments}"
+            )
+        self._goto(self._seq_of(n))
+        self.change.head = self.head
+
+    def back(self) -> None:
+        if self.moment <= self.first_moment:
+            raise TimelineError(
+                "already at the start: there is no earlier moment to go back to"
+                if self.moment == 0
+                else f"moment {self.moment} is the oldest one kept"
+            )
+        self.rewind(self.moment - 1)
+
+    # -- reading -------------------------------------------------------------------
+
+    @property
+    def moments(self) -> int:
+        """The newest moment: how many lines have run since the start."""
+        return self.dropped + len(self.lines)
+
+    @property
+    def moment(self) -> int:
+        return self.dropped + bisect.bisect_right(self.lines, self.head)
+
+    @property
+    def first_moment(self) -> int:
+        """The oldest moment that can still be reached."""
+        return self.dropped + 1 if self.first > 0 else 0
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Every kept moment: its line, iteration and the loss after it, for a slider."""
+        rows: list[dict[str, Any]] = []
+        if self.first == 0:
+            rows.append({"n": 0, "line": None, "iteration": 0, "loss": None})
+        for i, seq in enumerate(self.lines, start=self.dropped + 1):
+            e = self.events[seq - self.first]
+            rows.append({"n": i, "line": e.entry, "iteration": e.iteration, "loss": e.loss})
+        return rows
+
+    def log(self) -> tuple[Setup, list[Event]]:
+        """The setup and the events up to the current moment (not the ones stepped back over)."""
+        if self.first > 0:
+            raise TimelineError("older moments are no longer kept, so the log is incomplete")
+        return self.setup, self.events[: self.head + 1 - self.first]
+
+    def snapshot(self, since: int = 0) -> dict[str, Any]:
+        return {**self.lab.snapshot(since), "moment": self.moment, "moments": self.moments}
+
+    def drain(self) -> Change:
+        """What changed since the last drain; the caller writes it to the store."""
+        change, self.change = self.change, Change()
+        return change
+
+    # -- inside ----------------------------------------------------------------------
+
+    def _line(self, entry: str, advance: bool) -> None:
+        self._cut()
+        if ENTRIES[entry][0] == "forward" and self.head - max(self.checkpoints) >= self.every:
+            self._checkpoint()
+        try:
+            if advance:
+                self.lab.next()
+            else:
+                self.lab.run_line(entry)
+        except LineError as error:
+            if error.torch_error:  # PyTorch may have changed the graph: it is part of the log
+                self._record(
+                    Event("line", entry=entry, advance=advance, ok=False, error=str(error))
+                )
+            raise
+        lab = self.lab
+        point = lab.history[-1] if _is_loss(entry) else None
+        event = Event(
+            "line", entry=entry, advance=advance, iteration=lab.iteration, loss=lab.loss_value,
+            point=point,
+        )  # fmt: skip
+        self._record(event)
+
+    def _record(self, event: Event) -> None:
+        self.head += 1
+        self.events.append(event)
+        if event.moment:
+            self.lines.append(self.head)
+        if event.point is not None:
+            self.points.append(self.head)
+        self.change.events.append((self.head, event))
+        self.change.head = self.head
+        if len(self.lines) > self.keep + self.every * 5:
+            self._forget()
+
+    def _cut(self) -> None:
+        """Acting from a past moment discards the moments after it."""
+        end = self.first + len(self.events) - 1
+        if self.head == end:
+            return
+        del self.events[self.head + 1 - self.first :]
+        del self.lines[bisect.bisect_right(self.lines, self.head) :]
+        del self.points[bisect.bisect_right(self.points, self.head) :]
+        # a checkpoint at the head was taken before the forward that is gone now
+        for seq in [s for s in self.checkpoints if s >= self.head and s >= 0]:
+            del self.checkpoints[seq]
+        self.change.truncate = self.head + 1
+
+    def _checkpoint(self) -> None:
+        state = self.lab.capture()
+        state.history = []  # rebuilt from the loss points on restore
+        self.checkpoints[self.head] = Checkpoint(state.loss_spent or self.lab.loss_tensor is None,
+                                                 state)  # fmt: skip
+        self.change.checkpoints.append((self.head, self.checkpoints[self.head].clean, state))
+        if self.journal is not None:  # the store has them all: keep only the newest few live
+            live = [s for s, c in self.checkpoints.items() if c.state is not None and s >= 0]
+            for seq in sorted(live)[:-CHECKPOINTS_IN_MEMORY]:
+                if seq != self.first - 1:
+                    self.checkpoints[seq].state = None
+
+    def _usable(self, seq: int, target: int) -> bool:
+        """Whether replaying from the checkpoint at ``seq`` reaches ``target`` exactly."""
+        if self.checkpoints[seq].clean:
+            return True
+        for e in self.events[seq + 1 - self.first : target + 1 - self.first]:
+            if e.op == "line" and _uses_loss(e.entry):
+                return False
+            if e.op == "line" and e.ok and _is_loss(e.entry):
+                return True  # the old loss is replaced before anything could use it
+        return False
+
+    def _goto(self, target: int) -> None:
+        if target >= self.head:  # forward along the recorded moments: from where the Lab is
+            self._replay(self.head + 1, target)
+            return
+        seq = max(s for s in self.checkpoints if s < target and self._usable(s, target)) \
+            if target >= 0 else -1  # fmt: skip
+        checkpoint = self.checkpoints[seq]
+        state = checkpoint.state
+        if state is None:
+            assert self.journal is not None
+            state = self.journal.checkpoint(seq)
+        state.history = self._history_until(seq)
+        self.lab.restore(state, whole=True)
+        state.history = []
+        self._replay(seq + 1, target)
+
+    def _replay(self, start: int, end: int) -> None:
+        lab = self.lab
+        for e in self.events[start - self.first : end + 1 - self.first]:
+            if e.op == "lr":
+                lab.lr = e.lr
+            elif e.op == "program":
+                lab.set_program(list(e.program))
+            else:
+                try:
+                    if e.advance:
+                        lab.next()
+                    else:
+                        lab.run_line(e.entry)
+                except LineError:
+                    if e.ok:
+                        raise
+                else:
+                    if not e.ok:
+                        raise RuntimeError(f"a replay of {e.entry} ran where it had failed")
+        self.head = end
+
+    def _history_until(self, seq: int) -> list[dict[str, Any]]:
+        kept = self.points[: bisect.bisect_right(self.points, seq)]
+        points = [self.events[s - self.first].point for s in kept[-HISTORY_LIMIT:]]
+        older = self.base_points[-(HISTORY_LIMIT - len(points)) :] if len(points) < HISTORY_LIMIT \
+            else []  # fmt: skip
+        return [*older, *(p for p in points if p is not None)]
+
+    def _seq_of(self, n: int) -> int:
+        return -1 if n == 0 else self.lines[n - self.dropped - 1]
+
+    def _forget(self) -> None:
+        """Keep the newest ``keep`` moments: the log starts again at a clean checkpoint."""
+        newest_gone = self.lines[-self.keep - 1]
+        bases = [s for s, c in self.checkpoints.items() if c.clean and 0 <= s < newest_gone]
+        if not bases:
+            return  # no clean checkpoint yet (a loop without backward): keep everything
+        base = max(bases)
+        older = bisect.bisect_right(self.points, base)
+        points = [self.events[s - self.first].point for s in self.points[:older]]
+        self.base_points = [*self.base_points, *(p for p in points if p is not None)]
+        self.base_points = self.base_points[-HISTORY_LIMIT:]
+        del self.points[:older]
+        gone = bisect.bisect_right(self.lines, base)
+        del self.lines[:gone]
+        self.dropped += gone
+        del self.events[: base + 1 - self.first]
+        self.first = base + 1
+        for seq in [s for s in self.checkpoints if s < base]:
+            del self.checkpoints[seq]
+        self.change.forget_before = self.first
+        self.change.dropped, self.change.base_points = self.dropped, list(self.base_points)
