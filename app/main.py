@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import anyio.to_thread
 import torch
@@ -21,13 +21,15 @@ from .engine import Lab, LineError
 from .engine import scenarios as catalogue
 from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
 from .settings import Settings
+from .store import SqliteStore
+from .timeline import MomentOutOfRange, TimelineError
 from .web import api, docs, pages, security
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     torch.set_num_threads(settings.torch_threads)
-    store = SessionStore(settings.max_sessions, settings.idle_timeout)
+    store = SessionStore(open_store(settings), settings.max_sessions, settings.idle_timeout)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -37,13 +39,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # collection would walk (pauses of 0.2-0.6 s under a classroom's load): freeze them.
         gc.collect()
         gc.freeze()
-        sweeper = asyncio.create_task(evict_periodically(store, settings.evict_interval))
+        tasks = [
+            asyncio.create_task(every(settings.evict_interval, store.evict_idle)),
+            asyncio.create_task(every(settings.sweep_interval, store.sweep, thread=True)),
+        ]
         try:
             yield
         finally:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            store.store.close()
 
     app = FastAPI(
         title="Loop Stepper",
@@ -86,6 +94,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(UnknownSession)
     def unknown_session(request: Request, exc: UnknownSession) -> JSONResponse:
         return JSONResponse({"detail": "no such session (it may have expired)"}, status_code=404)
+
+    @app.exception_handler(MomentOutOfRange)
+    def no_such_moment(request: Request, exc: MomentOutOfRange) -> JSONResponse:
+        error = {"loc": ["body", "to"], "msg": str(exc), "type": "value_error"}
+        return JSONResponse({"detail": [error]}, status_code=422)
+
+    @app.exception_handler(TimelineError)
+    def timeline_error(request: Request, exc: TimelineError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
 
     @app.exception_handler(LineError)
     def line_error(request: Request, exc: LineError) -> JSONResponse:
@@ -130,8 +147,23 @@ def warm_up() -> None:
         lab.snapshot()
 
 
-async def evict_periodically(store: SessionStore, interval: float) -> None:
-    """Drop idle sessions every ``interval`` seconds, not only when a new one is created."""
+def open_store(settings: Settings) -> SqliteStore:
+    path = ":memory:" if settings.data == ":memory:" else f"{settings.data}/sessions.sqlite3"
+    return SqliteStore(
+        path,
+        retain_days=settings.retain_days,
+        snapshot_days=settings.snapshot_days,
+        max_logs=settings.store_max_sessions,
+        max_bytes=settings.store_max_bytes,
+    )
+
+
+async def every(interval: float, job: Callable[[], object], *, thread: bool = False) -> None:
+    """Run ``job`` every ``interval`` seconds (idle sessions leave memory; the store's
+    retention), not only when a new session is created."""
     while True:
         await asyncio.sleep(interval)
-        store.evict_idle()
+        if thread:
+            await anyio.to_thread.run_sync(job)
+        else:
+            job()

@@ -1,4 +1,11 @@
-"""Live sessions: one Lab each, behind an unguessable id, bounded in number and idle time."""
+"""Sessions: each a Timeline behind an unguessable id, its log in the store, the recently used
+ones live in memory.
+
+Memory holds at most ``max_live`` sessions; one idle for ``idle_timeout`` seconds, or the least
+recently used when room is needed, leaves memory but not the store: its next request replays
+it from its log (``Timeline.restored``). A session is gone only when the store deletes it
+(retention, caps) or its owner does.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .engine import Lab
+from .engine import LabState
+from .store import NoSuchLog, SqliteStore
+from .timeline import Setup, Timeline
 
 
 class UnknownSession(KeyError):
@@ -27,61 +36,175 @@ class SessionBusy(Exception):
 @dataclass
 class Session:
     id: str
-    lab: Lab
+    timeline: Timeline
     lock: threading.Lock = field(default_factory=threading.Lock)
     waiting: int = 0  # requests queued behind the lock (the HTTP layer caps it)
+    gone: bool = False  # left memory: a request that still holds it must look it up again
+
+
+class Journal:
+    """The store as one timeline sees it: where its older checkpoints are read back from."""
+
+    def __init__(self, store: SqliteStore, session_id: str) -> None:
+        self.store, self.session_id = store, session_id
+
+    def checkpoint(self, seq: int) -> LabState:
+        return self.store.checkpoint(self.session_id, seq)
+
+
+def new_id() -> str:
+    return secrets.token_urlsafe(16)  # 128 random bits
 
 
 class SessionStore:
-    """Sessions in least-recently-used order, so the idle ones are always at the front."""
+    """Live sessions in least-recently-used order (the idle ones at the front), over the store."""
 
     def __init__(
         self,
-        max_sessions: int,
+        store: SqliteStore,
+        max_live: int,
         idle_timeout: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.max_sessions, self.idle_timeout, self.clock = max_sessions, idle_timeout, clock
-        self._sessions: OrderedDict[str, tuple[Session, float]] = OrderedDict()
+        self.store, self.max_live, self.idle_timeout, self.clock = (
+            store,
+            max_live,
+            idle_timeout,
+            clock,
+        )
+        self._live: OrderedDict[str, tuple[Session, float]] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
 
     def __len__(self) -> int:
-        return len(self._sessions)
+        return len(self._live)
 
     def evict_idle(self) -> int:
-        """Drop every session idle longer than the timeout; returns how many went."""
+        """Let every session idle longer than the timeout leave memory; returns how many went."""
         gone = 0
         with self._lock:
             limit = self.clock() - self.idle_timeout
-            while self._sessions:
-                key, (_, used) = next(iter(self._sessions.items()))
+            for key, (session, used) in list(self._live.items()):
                 if used > limit:
                     break
-                del self._sessions[key]
-                gone += 1
+                if self._release(session):
+                    del self._live[key]
+                    gone += 1
         return gone
 
-    def create(self, make_lab: Callable[[], Lab]) -> Session:
-        self.evict_idle()
-        if len(self._sessions) >= self.max_sessions:
-            raise StoreFull(f"the server holds its maximum of {self.max_sessions} sessions")
-        session = Session(secrets.token_urlsafe(16), make_lab())  # 128 random bits
+    def sweep(self, room: int = 0) -> int:
+        """The store's retention and caps; sessions live in memory are kept."""
         with self._lock:
-            if len(self._sessions) >= self.max_sessions:  # filled while the lab was built
-                raise StoreFull(f"the server holds its maximum of {self.max_sessions} sessions")
-            self._sessions[session.id] = (session, self.clock())
+            live = list(self._live)
+        return self.store.sweep(live, room)
+
+    @staticmethod
+    def _release(session: Session) -> bool:
+        """Mark a session as out of memory, unless a request is using it right now."""
+        if session.waiting or not session.lock.acquire(blocking=False):
+            return False
+        session.gone = True
+        session.lock.release()
+        return True
+
+    def _make_room(self) -> None:
+        """Called with the lock held: the least recently used idle session leaves memory."""
+        if len(self._live) < self.max_live:
+            return
+        for key, (session, _) in self._live.items():
+            if self._release(session):
+                del self._live[key]
+                return
+        raise StoreFull(f"the server holds its maximum of {self.max_live} sessions in use")
+
+    def _add(self, session: Session) -> None:
+        with self._lock:
+            self._make_room()
+            self._live[session.id] = (session, self.clock())
+
+    def create(self, setup: Setup) -> Session:
+        """A new session: its timeline built and its log started in the store."""
+        self.evict_idle()
+        with self._lock:
+            if len(self._live) >= self.max_live:
+                self._make_room()
+        if self.store.count() >= self.store.max_logs and (
+            self.sweep(room=1) == 0 or self.store.count() >= self.store.max_logs
+        ):
+            raise StoreFull(f"the server holds its maximum of {self.store.max_logs} sessions")
+        session_id = new_id()
+        timeline = Timeline(setup, Journal(self.store, session_id))
+        self.store.create(session_id, timeline.setup)
+        if timeline.change:  # a program given at creation
+            self.store.append(session_id, timeline.drain())
+        session = Session(session_id, timeline)
+        self._add(session)
         return session
 
-    def get(self, session_id: str) -> Session:
+    def from_snapshot(self, token: str) -> Session:
+        """A new session whose log is a copy of the snapshot's, standing at its moment."""
+        session_id = new_id()
+        try:
+            self.store.open_snapshot(token, session_id)
+        except NoSuchLog:
+            raise UnknownSession(token) from None
+        return self._load(session_id)
+
+    def snapshot(self, session_id: str) -> str:
+        """A frozen copy of the session's log under a new token (which reveals nothing of the
+        session's id)."""
+        token = secrets.token_urlsafe(16)
+        self.store.snapshot(session_id, token)
+        return token
+
+    def live(self, session_id: str) -> Session | None:
+        """The session if it is in memory (fast: no store access)."""
         with self._lock:
-            entry = self._sessions.get(session_id)
-            if entry is None or entry[1] <= self.clock() - self.idle_timeout:
-                raise UnknownSession(session_id)
-            self._sessions[session_id] = (entry[0], self.clock())
-            self._sessions.move_to_end(session_id)
+            entry = self._live.get(session_id)
+            if entry is None:
+                return None
+            self._live[session_id] = (entry[0], self.clock())
+            self._live.move_to_end(session_id)
             return entry[0]
+
+    def get(self, session_id: str) -> Session:
+        """The session, read back from the store if it is not in memory (slow: call it off
+        the event loop)."""
+        return self.live(session_id) or self._load(session_id)
+
+    def _load(self, session_id: str) -> Session:
+        with self._lock:
+            loading = self._loading.setdefault(session_id, threading.Lock())
+        with loading:  # two requests for one stored session: one replays, one waits
+            try:
+                session = self.live(session_id)
+                if session is not None:
+                    return session
+                try:
+                    stored = self.store.load(session_id)
+                except NoSuchLog:
+                    raise UnknownSession(session_id) from None
+                timeline = Timeline.restored(stored, Journal(self.store, session_id))
+                session = Session(session_id, timeline)
+                self._add(session)
+                return session
+            finally:
+                with self._lock:
+                    self._loading.pop(session_id, None)
+
+    def save(self, session: Session) -> None:
+        """Write what the last action did; called under the session's lock, before answering."""
+        change = session.timeline.drain()
+        if change:
+            try:
+                self.store.append(session.id, change)
+            except NoSuchLog:
+                raise UnknownSession(session.id) from None
 
     def delete(self, session_id: str) -> None:
         with self._lock:
-            if self._sessions.pop(session_id, None) is None:
-                raise UnknownSession(session_id)
+            entry = self._live.pop(session_id, None)
+            if entry is not None:
+                entry[0].gone = True
+        if not self.store.delete(session_id) and entry is None:
+            raise UnknownSession(session_id)

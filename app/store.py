@@ -271,10 +271,11 @@ class SqliteStore:
 
     # -- keeping it bounded ---------------------------------------------------------
 
-    def sweep(self, live: Iterable[str] = ()) -> int:
+    def sweep(self, live: Iterable[str] = (), room: int = 0) -> int:
         """Delete sessions idle past their retention and snapshots past their lifetime, then
-        the oldest idle logs while there are too many or they take too many bytes. Sessions
-        in ``live`` (in memory now) are never taken. Returns how many logs went."""
+        the oldest idle logs while there are too many (or too few to add ``room`` more) or they
+        take too many bytes. Sessions in ``live`` (in memory now) are never taken. Returns how
+        many logs went."""
         now = self.clock()
         keep = set(live)
         with self._lock:
@@ -293,7 +294,7 @@ class SqliteStore:
         gone = set(doomed)
         size = sum(nbytes for log_id, nbytes in rows if log_id not in gone)
         for log_id, nbytes in rows:
-            if count <= self.max_logs and size <= self.max_bytes:
+            if count + room <= self.max_logs and size <= self.max_bytes:
                 break
             if log_id in keep or log_id in gone:
                 continue

@@ -179,6 +179,18 @@ class Journal(Protocol):
     def checkpoint(self, seq: int) -> LabState: ...
 
 
+class Saved(Protocol):
+    """A log as the store reads it back."""
+
+    setup: Setup
+    head: int
+    first: int
+    dropped: int
+    base_points: list[dict[str, Any]]
+    events: list[Event]
+    checkpoints: list[tuple[int, bool]]
+
+
 @dataclass
 class Checkpoint:
     clean: bool  # no loss, or one backward wholly freed: serves every later moment
@@ -209,6 +221,25 @@ class Timeline:
         self._start()
         self.change = Change()
 
+    @classmethod
+    def restored(cls, saved: Saved, journal: Journal) -> Timeline:
+        """A timeline read back from the store, standing where it stood (its head)."""
+        timeline = cls(saved.setup, journal)
+        timeline.events = list(saved.events)
+        timeline.first, timeline.dropped = saved.first, saved.dropped
+        timeline.base_points = list(saved.base_points)
+        numbered = list(enumerate(timeline.events, start=saved.first))
+        timeline.lines = [seq for seq, e in numbered if e.moment]
+        timeline.points = [seq for seq, e in numbered if e.point is not None]
+        if saved.first > 0:
+            del timeline.checkpoints[-1]
+        for seq, clean in saved.checkpoints:
+            timeline.checkpoints[seq] = Checkpoint(clean, None)
+        timeline._stale = True  # the Lab is at the start, not at the head: restore first
+        timeline._goto(saved.head)
+        timeline.change = Change()
+        return timeline
+
     def _start(self) -> None:
         self.events: list[Event] = []
         self.first = 0  # the sequence number of events[0]
@@ -218,6 +249,7 @@ class Timeline:
         self.points: list[int] = []  # the sequence number of each kept loss point
         self.base_points: list[dict[str, Any]] = []  # loss points older than the kept events
         self.checkpoints: dict[int, Checkpoint] = {-1: Checkpoint(True, self.lab.capture())}
+        self._stale = False  # True while the Lab is not at the head
 
     # -- the actions -----------------------------------------------------------------
 
@@ -336,11 +368,8 @@ class Timeline:
             raise
         lab = self.lab
         point = lab.history[-1] if _is_loss(entry) else None
-        event = Event(
-            "line", entry=entry, advance=advance, iteration=lab.iteration, loss=lab.loss_value,
-            point=point,
-        )  # fmt: skip
-        self._record(event)
+        self._record(Event("line", entry=entry, advance=advance, iteration=lab.iteration,
+                           loss=lab.loss_value, point=point))  # fmt: skip
 
     def _record(self, event: Event) -> None:
         self.head += 1
@@ -370,9 +399,9 @@ class Timeline:
     def _checkpoint(self) -> None:
         state = self.lab.capture()
         state.history = []  # rebuilt from the loss points on restore
-        self.checkpoints[self.head] = Checkpoint(state.loss_spent or self.lab.loss_tensor is None,
-                                                 state)  # fmt: skip
-        self.change.checkpoints.append((self.head, self.checkpoints[self.head].clean, state))
+        clean = state.loss_spent or self.lab.loss_tensor is None
+        self.checkpoints[self.head] = Checkpoint(clean, state)
+        self.change.checkpoints.append((self.head, clean, state))
         if self.journal is not None:  # the store has them all: keep only the newest few live
             live = [s for s, c in self.checkpoints.items() if c.state is not None and s >= 0]
             for seq in sorted(live)[:-CHECKPOINTS_IN_MEMORY]:
@@ -391,11 +420,14 @@ class Timeline:
         return False
 
     def _goto(self, target: int) -> None:
-        if target >= self.head:  # forward along the recorded moments: from where the Lab is
+        seq = (
+            max(s for s in self.checkpoints if s < target and self._usable(s, target))
+            if target >= 0
+            else -1
+        )
+        if not self._stale and seq <= self.head <= target:  # forward, from where the Lab is
             self._replay(self.head + 1, target)
             return
-        seq = max(s for s in self.checkpoints if s < target and self._usable(s, target)) \
-            if target >= 0 else -1  # fmt: skip
         checkpoint = self.checkpoints[seq]
         state = checkpoint.state
         if state is None:
@@ -404,6 +436,7 @@ class Timeline:
         state.history = self._history_until(seq)
         self.lab.restore(state, whole=True)
         state.history = []
+        self._stale = False
         self._replay(seq + 1, target)
 
     def _replay(self, start: int, end: int) -> None:
@@ -430,8 +463,8 @@ class Timeline:
     def _history_until(self, seq: int) -> list[dict[str, Any]]:
         kept = self.points[: bisect.bisect_right(self.points, seq)]
         points = [self.events[s - self.first].point for s in kept[-HISTORY_LIMIT:]]
-        older = self.base_points[-(HISTORY_LIMIT - len(points)) :] if len(points) < HISTORY_LIMIT \
-            else []  # fmt: skip
+        room = HISTORY_LIMIT - len(points)
+        older = self.base_points[len(self.base_points) - room :] if room > 0 else []
         return [*older, *(p for p in points if p is not None)]
 
     def _seq_of(self, n: int) -> int:

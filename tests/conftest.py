@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +16,9 @@ import uvicorn
 
 from app.main import create_app
 from app.settings import Settings
+
+# every server a test starts keeps its store in a folder of its own, never the user's
+os.environ["LOOP_STEPPER_DATA"] = tempfile.mkdtemp(prefix="loop-stepper-tests-")
 
 
 def free_port() -> int:
@@ -27,6 +32,7 @@ def free_port() -> int:
 def serve(settings: Settings | None = None) -> Iterator[str]:
     """Run the app in uvicorn on 127.0.0.1 in a thread; yield its base URL."""
     port = free_port()
+    settings = settings or Settings(data=tempfile.mkdtemp(prefix="loop-stepper-store-"))
     config = uvicorn.Config(
         create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
     )

@@ -10,12 +10,13 @@ import anyio.to_thread
 import pydantic_core
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from ..engine import Lab, Toggles
+from ..engine import Toggles
 from ..engine import scenarios as catalogue
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec
-from ..engine.program import PRESETS
+from ..engine.program import PRESETS, program_for
 from ..sessions import Session as LiveSession
 from ..sessions import SessionBusy, SessionStore
+from ..timeline import Setup, Timeline
 from .schemas import (
     BackwardBody,
     CreateSession,
@@ -23,9 +24,12 @@ from .schemas import (
     PatchSession,
     PresetOut,
     Problem,
+    RewindBody,
     RunBody,
     ScenarioOut,
     Session,
+    SnapshotOut,
+    TimelineOut,
     ZeroGradBody,
 )
 
@@ -64,35 +68,48 @@ class SessionTarget:
     store: SessionStore
     session_id: str
 
-    async def use(self, read: Callable[[Lab], Any], *, heavy: bool = False) -> Response:
-        """Answer with what ``read`` takes from the session's Lab, alone: concurrent requests
-        on it take turns. The answer is plain data made fresh under the lock (the engine
-        never changes it afterwards), so it is turned into JSON after the lock is let go.
+    async def use(self, read: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
+        """Answer with what ``read`` takes from the session's Timeline, alone: concurrent
+        requests on it take turns. Whatever ``read`` changed is in the store before the answer
+        goes out. The answer is plain data made fresh under the lock (the engine never changes
+        it afterwards), so it is turned into JSON after the lock is let go.
 
         A line on these tiny models takes less time than handing it to a worker thread, so
-        it runs right here when the session is free. A ``heavy`` action (``run``) and a
-        session another request holds go to a thread: the event loop never waits on a lock.
+        it runs right here when the session is in memory and free. A ``heavy`` action (``run``),
+        a session another request holds, and one that must be read back from the store go to
+        a thread: the event loop never waits on a lock or a replay.
         """
-        session = self.store.get(self.session_id)
-        if not heavy and session.lock.acquire(blocking=False):
+        session = self.store.live(self.session_id)
+        if session is not None and not heavy and session.lock.acquire(blocking=False):
             try:
-                data = read(session.lab)
+                if not session.gone:
+                    return as_json(self._act(session, read))
             finally:
                 session.lock.release()
-            return as_json(data)
-        # a page waits for each answer before it asks again, so a queue this long is a flood
-        if session.waiting >= MAX_WAITING:
-            raise SessionBusy(self.session_id)
-        session.waiting += 1  # only ever changed on the event loop's thread: no race
-        try:
-            return as_json(await anyio.to_thread.run_sync(self._locked, session, read))
-        finally:
-            session.waiting -= 1
+        if session is not None:
+            # a page waits for each answer before it asks again, so a queue this long is a flood
+            if session.waiting >= MAX_WAITING:
+                raise SessionBusy(self.session_id)
+            session.waiting += 1  # only ever changed on the event loop's thread: no race
+            try:
+                return as_json(await anyio.to_thread.run_sync(self._locked, session, read))
+            finally:
+                session.waiting -= 1
+        return as_json(await anyio.to_thread.run_sync(self._locked, None, read))
 
-    @staticmethod
-    def _locked(session: LiveSession, read: Callable[[Lab], Any]) -> Any:
-        with session.lock:
-            return read(session.lab)
+    def _act(self, session: LiveSession, read: Callable[[Timeline], Any]) -> Any:
+        try:
+            return read(session.timeline)
+        finally:
+            self.store.save(session)  # a line that failed in PyTorch is in the log too
+
+    def _locked(self, session: LiveSession | None, read: Callable[[Timeline], Any]) -> Any:
+        while True:  # a session that left memory meanwhile is read back from the store
+            if session is None or session.gone:
+                session = self.store.get(self.session_id)
+            with session.lock:
+                if not session.gone:
+                    return self._act(session, read)
 
 
 @dataclass
@@ -101,12 +118,12 @@ class SessionCall(SessionTarget):
 
     since: int
 
-    async def act(self, action: Callable[[Lab], Any], *, heavy: bool = False) -> Response:
-        """Run one action on the session's Lab and answer with the Session after it."""
+    async def act(self, action: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
+        """Run one action on the session's Timeline and answer with the Session after it."""
 
-        def read(lab: Lab) -> dict[str, Any]:
-            action(lab)
-            return {"id": self.session_id, **lab.snapshot(self.since)}
+        def read(timeline: Timeline) -> dict[str, Any]:
+            action(timeline)
+            return {"id": self.session_id, **timeline.snapshot(self.since)}
 
         return await self.use(read, heavy=heavy)
 
@@ -162,28 +179,34 @@ def scenario_options(body: CreateSession) -> dict[str, float]:
     "/sessions",
     status_code=201,
     response_model=Session,
-    responses={503: {"model": Problem, "description": "the server is full"}},
+    responses={
+        404: {"model": Problem, "description": "no such snapshot"},
+        503: {"model": Problem, "description": "the server is full"},
+    },
 )
 def create_session(body: CreateSession, store: Store) -> Response:
-    info = catalogue.info(body.scenario)
-    lr = info.default_lr if body.lr is None else body.lr
-    seed = info.default_seed if body.seed is None else body.seed
-    toggles = Toggles(body.skip_zero_grad, body.step_first)
-    spec, options, k = optimizer_spec(body), scenario_options(body), body.accumulate
-
-    def make() -> Lab:
-        lab = Lab(body.scenario, lr, seed, toggles, optimizer=spec, accumulate=k, options=options)
-        if body.program is not None:
-            lab.set_program(list(body.program))
-        return lab
-
-    session = store.create(make)
-    return as_json({"id": session.id, **session.lab.snapshot()}, status=201)
+    if body.snapshot is not None:
+        session = store.from_snapshot(body.snapshot)
+    else:
+        info = catalogue.info(body.scenario)
+        toggles = Toggles(body.skip_zero_grad, body.step_first)
+        program = body.program or program_for(toggles, body.accumulate)
+        setup = Setup(
+            body.scenario,
+            info.default_lr if body.lr is None else body.lr,
+            info.default_seed if body.seed is None else body.seed,
+            optimizer_spec(body),
+            body.accumulate,
+            scenario_options(body),
+            tuple(program),
+        )
+        session = store.create(setup)
+    return as_json({"id": session.id, **session.timeline.snapshot()}, status=201)
 
 
 @router.get("/sessions/{session_id}", response_model=Session, responses=ERRORS)
 async def get_session(call: Call) -> Response:
-    return await call.act(lambda lab: None)
+    return await call.act(lambda timeline: None)
 
 
 @router.patch("/sessions/{session_id}", response_model=Session, responses=ERRORS)
@@ -192,19 +215,18 @@ async def patch_session(call: Call, body: PatchSession) -> Response:
     skip, first = body.skip_zero_grad, body.step_first
     toggled = skip is not None or first is not None
 
-    def change(lab: Lab) -> None:
+    def change(timeline: Timeline) -> None:
         if body.lr is not None:
-            lab.lr = body.lr
+            timeline.set_lr(body.lr)
         if body.program is not None:
-            lab.set_program(list(body.program))
+            timeline.set_program(list(body.program))
         elif toggled:
-            now = lab.toggles
-            lab.set_toggles(
-                Toggles(
-                    now.skip_zero_grad if skip is None else skip,
-                    now.step_first if first is None else first,
-                )
+            now = timeline.lab.toggles
+            toggles = Toggles(
+                now.skip_zero_grad if skip is None else skip,
+                now.step_first if first is None else first,
             )
+            timeline.set_program(program_for(toggles, timeline.lab.accumulate))
 
     return await call.act(change)
 
@@ -218,46 +240,89 @@ def delete_session(session_id: str, store: Store) -> Response:
 @router.get("/sessions/{session_id}/output", response_model=Output, responses=ERRORS)
 async def output(target: Target, size: Annotated[int, Query(ge=2, le=80)] = 30) -> Response:
     """What the model computes now (the line, or the decision boundary); changes nothing."""
-    return await target.use(lambda lab: lab.output(size))
+    return await target.use(lambda timeline: timeline.lab.output(size))
 
 
 @router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)
 async def forward(call: Call) -> Response:
-    return await call.act(Lab.forward)
+    return await call.act(lambda timeline: timeline.line("forward"))
 
 
 @router.post("/sessions/{session_id}/loss", response_model=Session, responses=ERRORS)
 async def loss(call: Call) -> Response:
-    return await call.act(Lab.loss)
+    return await call.act(lambda timeline: timeline.line("loss"))
 
 
 @router.post("/sessions/{session_id}/zero_grad", response_model=Session, responses=ERRORS)
 async def zero_grad(call: Call, body: ZeroGradBody | None = None) -> Response:
     entry = "zero_grad" if body is None or body.set_to_none else "zero_grad(set_to_none=False)"
-    return await call.act(lambda lab: lab.run_line(entry))
+    return await call.act(lambda timeline: timeline.line(entry))
 
 
 @router.post("/sessions/{session_id}/backward", response_model=Session, responses=ERRORS)
 async def backward(call: Call, body: BackwardBody | None = None) -> Response:
     entry = "backward(retain_graph=True)" if body and body.retain_graph else "backward"
-    return await call.act(lambda lab: lab.run_line(entry))
+    return await call.act(lambda timeline: timeline.line(entry))
 
 
 @router.post("/sessions/{session_id}/step", response_model=Session, responses=ERRORS)
 async def step(call: Call) -> Response:
-    return await call.act(Lab.step)
+    return await call.act(lambda timeline: timeline.line("step"))
 
 
 @router.post("/sessions/{session_id}/next", response_model=Session, responses=ERRORS)
 async def next_line(call: Call) -> Response:
-    return await call.act(Lab.next)
+    return await call.act(Timeline.next)
 
 
 @router.post("/sessions/{session_id}/run", response_model=Session, responses=ERRORS)
 async def run(call: Call, body: RunBody) -> Response:
-    return await call.act(lambda lab: lab.run(body.iterations), heavy=True)
+    return await call.act(lambda timeline: timeline.run(body.iterations), heavy=True)
 
 
 @router.post("/sessions/{session_id}/reset", response_model=Session, responses=ERRORS)
 async def reset(call: Call) -> Response:
-    return await call.act(Lab.reset)
+    return await call.act(Timeline.reset)
+
+
+# -- the timeline: step back, scrub, share ------------------------------------------
+
+REWIND_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    409: {"model": Problem, "description": "back at moment 0: there is nothing before it"},
+}
+
+
+@router.post("/sessions/{session_id}/rewind", response_model=Session, responses=ERRORS)
+async def rewind(call: Call, body: RewindBody) -> Response:
+    """The Session exactly as it was answered right after line ``to`` (0: the start)."""
+    return await call.act(lambda timeline: timeline.rewind(body.to), heavy=True)
+
+
+@router.post("/sessions/{session_id}/back", response_model=Session, responses=REWIND_ERRORS)
+async def back(call: Call) -> Response:
+    """One moment back: the Session as it was answered after the line before."""
+    return await call.act(Timeline.back, heavy=True)
+
+
+@router.get("/sessions/{session_id}/timeline", response_model=TimelineOut, responses=ERRORS)
+async def timeline(target: Target) -> Response:
+    """Every moment that can be rewound to, for a slider."""
+    return await target.use(lambda t: {"moment": t.moment, "moments": t.summary()})
+
+
+@router.post(
+    "/sessions/{session_id}/snapshot", status_code=201, response_model=SnapshotOut, responses=ERRORS
+)
+async def snapshot(target: Target, request: Request) -> Response:
+    """A frozen copy of this session's log up to now, to open as a new session elsewhere."""
+    store = target.store
+
+    def take(timeline: Timeline) -> dict[str, str]:
+        token = store.snapshot(target.session_id)  # the log is saved up to now: copy it
+        root = request.scope.get("root_path", "")
+        return {"snapshot": token, "url": f"{root}/?snapshot={token}"}
+
+    response = await target.use(take, heavy=True)
+    response.status_code = 201
+    return response

@@ -67,9 +67,14 @@ class CreateSession(Body):
         None, description="parabola only: where the minimum is (1.4)"
     )
     program: Program | None = Field(None, description="the loop program; not with the toggles")
+    snapshot: Annotated[str, Field(min_length=1, max_length=100)] | None = Field(
+        None, description="open a shared moment: a snapshot token, alone (it brings its setup)"
+    )
 
     @model_validator(mode="after")
     def fits_the_scenario(self) -> Self:
+        if self.snapshot is not None and self.model_fields_set - {"snapshot"}:
+            raise ValueError("a snapshot brings its own setup: send it alone")
         allowed = catalogue.info(self.scenario).accumulate
         if self.accumulate not in allowed:
             raise ValueError(f"accumulate must be one of {list(allowed)} for {self.scenario}")
@@ -103,6 +108,27 @@ class BackwardBody(Body):
 
 class RunBody(Body):
     iterations: int = Field(ge=1, le=1000)
+
+
+class RewindBody(Body):
+    to: int = Field(ge=0, le=2**53, description="the moment: 0 is the start, n after line n")
+
+
+class MomentOut(BaseModel):
+    n: int
+    line: Entry | None = Field(description="the line that ran (null for moment 0)")
+    iteration: int
+    loss: Number | None = Field(description="the session's loss after that line")
+
+
+class TimelineOut(BaseModel):
+    moment: int = Field(description="where the session stands")
+    moments: list[MomentOut] = Field(description="every moment that can be rewound to")
+
+
+class SnapshotOut(BaseModel):
+    snapshot: str = Field(description="the token: POST /api/sessions {snapshot} opens it")
+    url: str = Field(description="the page at that moment")
 
 
 class ScenarioOut(BaseModel):
@@ -224,6 +250,8 @@ class Session(BaseModel):
         description="the newest 1000 loss points, or with ?since=n only those numbered n or later"
     )
     theory: Theory | None = Field(description="parabola only: the formal statement's numbers")
+    moment: int = Field(description="where the session stands: 0 is the start, n after line n")
+    moments: int = Field(description="the newest moment (more than moment after stepping back)")
 
 
 class Problem(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -240,12 +241,29 @@ def test_concurrent_clicks_on_one_session_are_serialized(client: httpx.Client) -
     assert values(s, "value") == [p.tolist() for p in plain.model.parameters()]
 
 
-def test_full_server_is_503() -> None:
-    with serve(Settings(max_sessions=2)) as url, httpx.Client(base_url=url) as c:
+def test_full_store_is_503(tmp_path: Path) -> None:
+    """Memory holds 2 sessions and the store 2 logs: a third session has nowhere to go."""
+    settings = Settings(max_sessions=2, store_max_sessions=2, data=str(tmp_path))
+    with serve(settings) as url, httpx.Client(base_url=url) as c:
         assert c.post("/api/sessions", json={}).status_code == 201
         assert c.post("/api/sessions", json={}).status_code == 201
         r = c.post("/api/sessions", json={})
         assert r.status_code == 503 and "maximum of 2 sessions" in r.json()["detail"]
+
+
+def test_sessions_past_memory_are_replayed_from_the_store(tmp_path: Path) -> None:
+    """Memory holds 2 sessions: the first of 4 leaves it, and its next request replays its log
+    (graph included: backward after the replay gives the worked example's gradient)."""
+    with serve(Settings(max_sessions=2, data=str(tmp_path))) as url, httpx.Client(base_url=url) as c:
+        first = c.post("/api/sessions", json={}).json()["id"]
+        c.post(f"/api/sessions/{first}/forward")
+        before = c.post(f"/api/sessions/{first}/loss").json()
+        for _ in range(3):
+            assert c.post("/api/sessions", json={"scenario": "moons"}).status_code == 201
+        again = c.get(f"/api/sessions/{first}").json()
+        assert again == before
+        s = c.post(f"/api/sessions/{first}/backward").json()
+        assert values(s, "grad") == [[[-23.5]], [-8.0]]
 
 
 def test_output_is_what_the_model_computes(client: httpx.Client) -> None:
