@@ -254,7 +254,8 @@ def test_full_store_is_503(tmp_path: Path) -> None:
 def test_sessions_past_memory_are_replayed_from_the_store(tmp_path: Path) -> None:
     """Memory holds 2 sessions: the first of 4 leaves it, and its next request replays its log
     (graph included: backward after the replay gives the worked example's gradient)."""
-    with serve(Settings(max_sessions=2, data=str(tmp_path))) as url, httpx.Client(base_url=url) as c:
+    settings = Settings(max_sessions=2, data=str(tmp_path))
+    with serve(settings) as url, httpx.Client(base_url=url) as c:
         first = c.post("/api/sessions", json={}).json()["id"]
         c.post(f"/api/sessions/{first}/forward")
         before = c.post(f"/api/sessions/{first}/loss").json()
