@@ -288,7 +288,7 @@ class Timeline:
     def rewind(self, n: int) -> None:
         """The Lab exactly as it was right after moment ``n``'s line (0: the start)."""
         if not self.first_moment <= n <= self.moments:
-            if n < self.first_moment:
+            if 0 <= n < self.first_moment:
                 raise MomentOutOfRange(
                     f"moment {n} is no longer kept: a timeline keeps the newest {self.keep} "
                     f"moments, here {self.first_moment} to {self.moments}"
@@ -352,9 +352,12 @@ class Timeline:
     # -- inside ----------------------------------------------------------------------
 
     def _line(self, entry: str, advance: bool) -> None:
-        self._cut()
-        if ENTRIES[entry][0] == "forward" and self.head - max(self.checkpoints) >= self.every:
-            self._checkpoint()
+        # the moments after a past one go only once the line has done something: a line the
+        # Lab refuses (loss before any forward) changes nothing, so it discards nothing
+        if ENTRIES[entry][0] == "forward":
+            self._cut()
+            if self.head - max(self.checkpoints) >= self.every:
+                self._checkpoint()
         try:
             if advance:
                 self.lab.next()
@@ -362,10 +365,12 @@ class Timeline:
                 self.lab.run_line(entry)
         except LineError as error:
             if error.torch_error:  # PyTorch may have changed the graph: it is part of the log
+                self._cut()
                 self._record(
                     Event("line", entry=entry, advance=advance, ok=False, error=str(error))
                 )
             raise
+        self._cut()
         lab = self.lab
         point = lab.history[-1] if _is_loss(entry) else None
         self._record(Event("line", entry=entry, advance=advance, iteration=lab.iteration,

@@ -1,0 +1,269 @@
+"""The timeline: every recorded answer comes back exactly on a rewind, in any order, from
+checkpoints in memory or in the store; a session read back from the store stands where it stood,
+its autograd graph included."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pydantic_core
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app import checkpoints
+from app.engine import Lab, LineError
+from app.engine.optimizers import PLAIN_SGD, OptimizerSpec
+from app.engine.program import CORRECT, ENTRIES
+from app.sessions import Journal
+from app.store import SqliteStore
+from app.timeline import MomentOutOfRange, Setup, Timeline, TimelineError
+from tests.oracle import Plain
+
+OPTIMIZERS = [PLAIN_SGD, OptimizerSpec("sgd", momentum=0.9), OptimizerSpec("adam")]
+LR = {"neuron": 0.05, "moons": 0.3, "parabola": 0.05}
+
+
+def answer(timeline: Timeline) -> bytes:
+    """The Session as the API sends it, less ``moments`` (which grows as lines run)."""
+    data = {k: v for k, v in timeline.snapshot().items() if k != "moments"}
+    return pydantic_core.to_json(data, inf_nan_mode="strings")
+
+
+def setup(scenario: str, optimizer: OptimizerSpec = PLAIN_SGD, accumulate: int = 1) -> Setup:
+    lab = Lab(scenario, LR[scenario], 0, accumulate=accumulate)
+    return Setup(scenario, LR[scenario], 0, optimizer, accumulate, {}, tuple(lab.program))
+
+
+def stored(s: Setup, every: int = 3) -> tuple[Timeline, SqliteStore]:
+    """A timeline whose older checkpoints live only in a real (in-memory SQLite) store."""
+    store = SqliteStore(":memory:")
+    store.create("s", s)
+    return Timeline(s, Journal(store, "s"), every=every), store
+
+
+Action = tuple[str, Any]
+ACTIONS = st.one_of(
+    st.just(("next", None)),
+    st.tuples(st.just("line"), st.sampled_from(list(ENTRIES))),
+    st.tuples(st.just("lr"), st.sampled_from([0.01, 0.1, 0.5])),
+    st.tuples(st.just("program"), st.lists(st.sampled_from(list(ENTRIES)), min_size=1, max_size=6)),
+    st.tuples(st.just("run"), st.integers(1, 3)),
+    st.tuples(st.just("rewind"), st.floats(0, 1)),
+)
+
+
+def act(timeline: Timeline, action: Action) -> bool:
+    """Do one action; True if it ended with a line that ran (a new newest moment)."""
+    kind, arg = action
+    try:
+        if kind == "next":
+            timeline.next()
+        elif kind == "line":
+            timeline.line(arg)
+        elif kind == "lr":
+            timeline.set_lr(arg)
+        elif kind == "program":
+            timeline.set_program(arg)
+        elif kind == "run":
+            timeline.run(arg)
+        else:
+            timeline.rewind(int(arg * timeline.moments))
+    except LineError:
+        return False
+    return kind in ("next", "line", "run")
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    scenario=st.sampled_from(["neuron", "moons", "parabola"]),
+    optimizer=st.sampled_from(OPTIMIZERS),
+    accumulate=st.sampled_from([1, 2]),
+    actions=st.lists(ACTIONS, min_size=1, max_size=30),
+    seed=st.integers(0, 2**16),
+)
+def test_every_moment_comes_back_exactly_in_any_order(
+    scenario: str, optimizer: OptimizerSpec, accumulate: int, actions: list[Action], seed: int
+) -> None:
+    """Random actions (lines, runs, lr and program changes, rewinds, acting from the past) on
+    every scenario and optimizer; then rewinds in random order give the recorded answers."""
+    if scenario == "parabola":
+        accumulate = 1
+    timeline, store = stored(setup(scenario, optimizer, accumulate))
+    answers = {0: answer(timeline)}
+    for action in actions:
+        at = timeline.moment
+        if action[0] != "rewind" and at < timeline.moments:
+            for gone in [n for n in answers if n > at]:
+                del answers[gone]  # acting from a past moment discards the ones after it
+        if act(timeline, action):
+            answers[timeline.moment] = answer(timeline)
+        elif action[0] == "rewind":
+            assert answer(timeline) == answers.setdefault(timeline.moment, answer(timeline))
+        store.append("s", timeline.drain())
+    order = list(range(timeline.moments + 1))
+    random.Random(seed).shuffle(order)
+    for n in order:  # a run's inner moments were not answered: the first visit records them
+        timeline.rewind(n)
+        assert timeline.moment == n
+        assert answer(timeline) == answers.setdefault(n, answer(timeline)), n
+    # the next line after a rewind (and the changes before it) gives what it gave the first time
+    n = random.Random(seed).randint(0, timeline.moments)
+    timeline.rewind(n)
+    if n < timeline.moments:
+        start, end = timeline._seq_of(n) + 1, timeline._seq_of(n + 1)
+        for event in timeline.events[start - timeline.first : end + 1 - timeline.first]:
+            if event.op == "lr":
+                timeline.set_lr(event.lr)
+            elif event.op == "program":
+                timeline.set_program(list(event.program))
+            elif event.ok:
+                timeline.next() if event.advance else timeline.line(event.entry)
+            else:
+                with pytest.raises(LineError):
+                    timeline.next() if event.advance else timeline.line(event.entry)
+        assert answer(timeline) == answers[n + 1]
+    # and a timeline read back from the store stands where this one stands
+    store.append("s", timeline.drain())
+    again = Timeline.restored(store.load("s"), Journal(store, "s"))
+    assert answer(again) == answer(timeline) and again.moments == timeline.moments
+
+
+def test_random_runs_record_every_line_as_a_moment() -> None:
+    """A run of 3 iterations is 15 moments, each the Session after its line."""
+    one_by_one, _ = stored(setup("moons", OptimizerSpec("adam")))
+    answers = [answer(one_by_one)]
+    for _ in range(15):
+        one_by_one.next()
+        answers.append(answer(one_by_one))
+    timeline, _ = stored(setup("moons", OptimizerSpec("adam")))
+    timeline.run(3)
+    assert timeline.moments == 15
+    for n in random.Random(1).sample(range(16), 16):
+        timeline.rewind(n)
+        assert answer(timeline) == answers[n], n
+
+
+def test_rewind_rebuilds_the_real_graph() -> None:
+    """Back to just after loss: backward then gives the worked example's gradient."""
+    timeline, _ = stored(setup("neuron"), every=1)
+    timeline.run(2)
+    timeline.rewind(7)  # iteration 2: forward, loss
+    assert timeline.lab.next_line == "zero_grad"
+    graph = timeline.snapshot()["graph"]
+    assert graph["status"] == "built" and graph["nodes"][0]["label"] == "MseLossBackward0"
+    timeline.next()
+    timeline.next()
+    grads = [p.grad.item() for p in timeline.lab.named.values() if p.grad is not None]
+    assert grads == pytest.approx([-3.875, -1.325], abs=1e-5)
+
+
+def test_a_spent_graph_fails_in_pytorchs_words_after_a_replay() -> None:
+    """backward twice across a checkpoint: the stand-in says what the real freed graph says."""
+    for scenario in ("neuron", "moons", "parabola"):
+        lab = Lab(scenario, LR[scenario], 0)
+        lab.run(1)
+        with pytest.raises(LineError) as real:
+            lab.backward()
+        timeline, _ = stored(setup(scenario), every=1)
+        timeline.run(3)  # checkpoints before each forward, after backward freed the loss
+        timeline.rewind(11)  # the third forward, the old loss still spent
+        timeline.set_program(["backward"])
+        with pytest.raises(LineError) as replayed:
+            timeline.next()
+        assert replayed.value.message == real.value.message
+
+
+def test_back_and_the_edges() -> None:
+    timeline, _ = stored(setup("neuron"))
+    with pytest.raises(TimelineError, match="already at the start"):
+        timeline.back()
+    timeline.run(1)
+    timeline.back()
+    assert timeline.moment == 4 and timeline.moments == 5
+    for bad in (-1, 6):
+        with pytest.raises(MomentOutOfRange, match="does not exist"):
+            timeline.rewind(bad)
+    timeline.line("zero_grad")  # from a past moment: the moments after it are gone
+    assert timeline.moment == timeline.moments == 5
+    assert [m["line"] for m in timeline.summary()] == [None, *CORRECT[:4], "zero_grad"]
+
+
+def test_reset_is_a_new_start() -> None:
+    timeline, _ = stored(setup("neuron"))
+    timeline.run(2)
+    timeline.set_lr(0.1)
+    timeline.reset()
+    assert timeline.moments == 0 and timeline.setup.lr == 0.1
+    assert timeline.drain().rebased == timeline.setup
+    timeline.run(1)
+    timeline.rewind(0)
+    assert timeline.snapshot()["params"][0]["value"] == [[0.0]] and timeline.lab.lr == 0.1
+
+
+def test_a_timeline_keeps_the_newest_moments() -> None:
+    store = SqliteStore(":memory:")
+    s = setup("neuron")
+    store.create("s", s)
+    timeline = Timeline(s, Journal(store, "s"), keep=50, every=5)
+    answers = {}
+    for _ in range(40):
+        for _ in range(5):
+            timeline.next()
+            answers[timeline.moment] = answer(timeline)
+            store.append("s", timeline.drain())
+    assert timeline.moments == 200 and timeline.first_moment > 0
+    assert 50 <= timeline.moments - timeline.first_moment <= 200
+    with pytest.raises(MomentOutOfRange, match="no longer kept"):
+        timeline.rewind(timeline.first_moment - 1)
+    for n in (timeline.first_moment, 150, 199, 200):
+        timeline.rewind(n)
+        assert answer(timeline) == answers[n], n
+    again = Timeline.restored(store.load("s"), Journal(store, "s"))
+    assert answer(again) == answers[200]
+    again.rewind(again.first_moment)
+    assert answer(again) == answers[again.first_moment]
+    assert len(again.lab.history) == len(Timeline(s).lab.history) + again.lab.losses
+
+
+def test_checkpoints_round_trip_exactly() -> None:
+    lab = Lab("moons", 0.3, 0, optimizer=OptimizerSpec("adam"), accumulate=4)
+    lab.run(2)
+    lab.forward()  # a micro-batch handed out, three pending
+    state = lab.capture()
+    back = checkpoints.decode(checkpoints.encode(state))
+    for name in state.params:
+        assert torch.equal(back.params[name], state.params[name])
+    assert back.optimizer["groups"] == state.optimizer["groups"]
+    for name, values in state.optimizer["state"].items():
+        for key, v in values.items():
+            assert torch.equal(back.optimizer["state"][name][key], v), (name, key)
+    assert back.batches["batches"]["rng"] == state.batches["batches"]["rng"]
+    assert len(back.batches["pending"]) == 3
+    fresh = Lab("moons", 0.3, 0, optimizer=OptimizerSpec("adam"), accumulate=4)
+    fresh.restore(back, whole=True)
+    lab.run(2)
+    fresh.run(2)
+    assert fresh.snapshot()["params"] == lab.snapshot()["params"]
+
+
+def test_a_graph_built_before_a_restart_backpropagates_after_it() -> None:
+    """forward and loss, then the process is gone: the log rebuilds the graph, and backward
+    gives plain PyTorch's gradients."""
+    store = SqliteStore(":memory:")
+    s = setup("moons")
+    store.create("s", s)
+    timeline = Timeline(s, Journal(store, "s"))
+    timeline.run(2)
+    timeline.next()
+    timeline.next()
+    store.append("s", timeline.drain())
+    again = Timeline.restored(store.load("s"), Journal(store, "s"))
+    again.line("backward")
+    plain = Plain("moons", 0.3, 0)
+    for line in [*CORRECT, *CORRECT, "forward", "loss", "backward"]:
+        plain.line(line)
+    for p, q in zip(again.lab.named.values(), plain.model.parameters(), strict=True):
+        assert p.grad is not None and q.grad is not None and torch.equal(p.grad, q.grad)
