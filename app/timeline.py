@@ -231,6 +231,7 @@ class Timeline:
         numbered = list(enumerate(timeline.events, start=saved.first))
         timeline.lines = [seq for seq, e in numbered if e.moment]
         timeline.points = [seq for seq, e in numbered if e.point is not None]
+        timeline.point_values = [e.point for _, e in numbered if e.point is not None]
         if saved.first > 0:
             del timeline.checkpoints[-1]
         for seq, clean in saved.checkpoints:
@@ -247,6 +248,7 @@ class Timeline:
         self.lines: list[int] = []  # the sequence number of each kept moment's line
         self.dropped = 0  # moments forgotten: their lines are before the first kept event
         self.points: list[int] = []  # the sequence number of each kept loss point
+        self.point_values: list[dict[str, Any]] = []  # and the point itself
         self.base_points: list[dict[str, Any]] = []  # loss points older than the kept events
         self.checkpoints: dict[int, Checkpoint] = {-1: Checkpoint(True, self.lab.capture())}
         self._stale = False  # True while the Lab is not at the head
@@ -383,6 +385,7 @@ class Timeline:
             self.lines.append(self.head)
         if event.point is not None:
             self.points.append(self.head)
+            self.point_values.append(event.point)
         self.change.events.append((self.head, event))
         self.change.head = self.head
         if len(self.lines) > self.keep + self.every * 5:
@@ -395,7 +398,8 @@ class Timeline:
             return
         del self.events[self.head + 1 - self.first :]
         del self.lines[bisect.bisect_right(self.lines, self.head) :]
-        del self.points[bisect.bisect_right(self.points, self.head) :]
+        kept = bisect.bisect_right(self.points, self.head)
+        del self.points[kept:], self.point_values[kept:]
         # a checkpoint at the head was taken before the forward that is gone now
         for seq in [s for s in self.checkpoints if s >= self.head and s >= 0]:
             del self.checkpoints[seq]
@@ -466,11 +470,12 @@ class Timeline:
         self.head = end
 
     def _history_until(self, seq: int) -> list[dict[str, Any]]:
-        kept = self.points[: bisect.bisect_right(self.points, seq)]
-        points = [self.events[s - self.first].point for s in kept[-HISTORY_LIMIT:]]
+        """The newest loss points up to event ``seq``: what the Lab's history held then."""
+        end = bisect.bisect_right(self.points, seq)
+        points = self.point_values[max(0, end - HISTORY_LIMIT) : end]
         room = HISTORY_LIMIT - len(points)
         older = self.base_points[len(self.base_points) - room :] if room > 0 else []
-        return [*older, *(p for p in points if p is not None)]
+        return [*older, *points]
 
     def _seq_of(self, n: int) -> int:
         return -1 if n == 0 else self.lines[n - self.dropped - 1]
@@ -483,10 +488,8 @@ class Timeline:
             return  # no clean checkpoint yet (a loop without backward): keep everything
         base = max(bases)
         older = bisect.bisect_right(self.points, base)
-        points = [self.events[s - self.first].point for s in self.points[:older]]
-        self.base_points = [*self.base_points, *(p for p in points if p is not None)]
-        self.base_points = self.base_points[-HISTORY_LIMIT:]
-        del self.points[:older]
+        self.base_points = [*self.base_points, *self.point_values[:older]][-HISTORY_LIMIT:]
+        del self.points[:older], self.point_values[:older]
         gone = bisect.bisect_right(self.lines, base)
         del self.lines[:gone]
         self.dropped += gone
