@@ -11,7 +11,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 ROOT = Path(__file__).resolve().parent.parent
 # One CSP source expression: 'self', a scheme ("https:"), or an origin with optional
 # wildcard host and port. Nothing that could end the directive (";", ",", quotes, spaces).
-_SOURCE = re.compile(r"'self'|'none'|[a-z][a-z0-9+.-]*:|([a-z][a-z0-9+.-]*://)?(\*\.)?[a-z0-9.-]+(:(\d+|\*))?")
+_SOURCE = re.compile(
+    r"'self'|'none'|[a-z][a-z0-9+.-]*:|([a-z][a-z0-9+.-]*://)?(\*\.)?[a-z0-9.-]+(:(\d+|\*))?"
+)
 
 
 class Settings(BaseSettings):

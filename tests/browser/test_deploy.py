@@ -84,9 +84,26 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     where = tmp_path_factory.mktemp("tls")
     cert, key = where / "cert.pem", where / "key.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
         check=True,
         capture_output=True,
     )
@@ -97,8 +114,19 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app as the README starts it behind a proxy: its prefix and the trusted proxy."""
     port = free_port()
-    args = [sys.executable, "-m", "app.cli", "--host", "127.0.0.1", "--port", str(port),
-            "--root-path", PREFIX, "--forwarded-allow-ips", "127.0.0.1"]
+    args = [
+        sys.executable,
+        "-m",
+        "app.cli",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--root-path",
+        PREFIX,
+        "--forwarded-allow-ips",
+        "127.0.0.1",
+    ]
     url = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("app") / "app.log"
     with running(args, f"{url}/healthz", "the app", log):
@@ -146,7 +174,15 @@ http {{
     }}
 }}
 """)
-    args = [NGINX, "-p", str(where), "-e", str(where / "error.log"), "-c", str(where / "nginx.conf")]
+    args = [
+        NGINX,
+        "-p",
+        str(where),
+        "-e",
+        str(where / "error.log"),
+        "-c",
+        str(where / "nginx.conf"),
+    ]
     url = f"https://127.0.0.1:{port}"
     with running(args, url, "nginx", where / "stderr.log"):
         yield url + PREFIX
@@ -173,8 +209,11 @@ https://127.0.0.1:{port} {{
     import {where}/loop-stepper.caddy
 }}
 """)
-    env = {"HOME": str(where), "XDG_DATA_HOME": str(where / "data"),
-           "XDG_CONFIG_HOME": str(where / "config")}
+    env = {
+        "HOME": str(where),
+        "XDG_DATA_HOME": str(where / "data"),
+        "XDG_CONFIG_HOME": str(where / "config"),
+    }
     args = [CADDY, "run", "--config", str(where / "Caddyfile"), "--adapter", "caddyfile"]
     url = f"https://127.0.0.1:{port}"
     with running(args, url, "caddy", where / "caddy.log", env):
