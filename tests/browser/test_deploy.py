@@ -315,3 +315,9 @@ def test_forwarded_headers_are_ignored_by_default() -> None:
     with server_process({"LOOP_STEPPER_FORWARDED_ALLOW_IPS": "127.0.0.1"}) as (url, _):
         r = httpx.get(url + "/api/scenarios/", headers=spoof, timeout=10)
         assert r.headers["location"] == "https" + url.removeprefix("http") + "/api/scenarios"
+
+
+@pytest.mark.parametrize("name", ["nginx-subpath.conf", "caddy-subpath.caddy"])
+def test_readme_shows_the_tested_snippets(name: str) -> None:
+    """The README's snippets are the files these tests run, word for word."""
+    assert (DEPLOY / name).read_text().rstrip() in (ROOT / "README.md").read_text()
