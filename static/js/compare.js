@@ -240,8 +240,8 @@ async function start() {
     live.ready();
     announce(`Comparing the correct loop with: ${bug.title}.`);
   } catch (error) {
+    live.failed(error.message); // the server or the network: the controls stay off, in words
     if (!(error instanceof ApiError)) throw error;
-    live.failed(error.message);
   }
   document.body.dataset.ready = "1";
 }

@@ -321,3 +321,15 @@ def test_forwarded_headers_are_ignored_by_default() -> None:
 def test_readme_shows_the_tested_snippets(name: str) -> None:
     """The README's snippets are the files these tests run, word for word."""
     assert (DEPLOY / name).read_text().rstrip() in (ROOT / "README.md").read_text()
+
+
+def test_cli_refuses_a_root_path_that_is_not_a_path() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "app.cli", "--root-path", "loop-stepper"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2
+    assert "root_path is a URL path such as /loop-stepper" in r.stderr
