@@ -62,7 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.store = store
-    security.install(app, settings.max_body)
+    security.install(app, settings.max_body, settings.frame_ancestors)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
     app.include_router(api.router)
     app.include_router(pages.router)

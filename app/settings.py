@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
+from pydantic import field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ROOT = Path(__file__).resolve().parent.parent
+# One CSP source expression: 'self', a scheme ("https:"), or an origin with optional
+# wildcard host and port. Nothing that could end the directive (";", ",", quotes, spaces).
+_SOURCE = re.compile(
+    r"'self'|'none'|[a-z][a-z0-9+.-]*:|([a-z][a-z0-9+.-]*://)?(\*\.)?[a-z0-9.-]+(:(\d+|\*))?"
+)
 
 
 def user_data() -> Path:
@@ -34,5 +41,35 @@ class Settings(BaseSettings):
     max_body: int = 16 * 1024  # bytes; a larger request body is a 413 (valid ones are < 1 KB)
     threadpool: int = 40  # threads that run the (synchronous) line requests at once
     access_log: bool = False  # one line per request: 300 students make 300 lines a second
+    # The path prefix a reverse proxy serves the app under ("/loop-stepper"); the proxy strips
+    # it before passing the request on, and the app puts it back into the URLs it makes.
+    root_path: str = ""
+    # Proxies whose X-Forwarded-For/-Proto are believed (comma-separated IPs or networks, "*"
+    # for any). Empty: none, since in a container every student can appear to come from
+    # 127.0.0.1 and could then claim any address or scheme.
+    forwarded_allow_ips: str = ""
+    # Origins allowed to show the page in an iframe (CSP frame-ancestors, space-separated,
+    # e.g. "https://moodle.school.edu https://*.instructure.com"). Empty: no framing at all.
+    frame_ancestors: str = ""
     templates_dir: Path = ROOT / "templates"
     static_dir: Path = ROOT / "static"
+
+    @field_validator("root_path")
+    @classmethod
+    def _root_path(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if value and (not value.startswith("/") or not re.fullmatch(r"[A-Za-z0-9/._~-]+", value)):
+            raise ValueError("root_path is a URL path such as /loop-stepper")
+        return value
+
+    @field_validator("frame_ancestors")
+    @classmethod
+    def _frame_ancestors(cls, value: str) -> str:
+        sources = value.split()
+        bad = [s for s in sources if not _SOURCE.fullmatch(s.lower())]
+        if bad:
+            raise ValueError(
+                f"frame_ancestors takes origins separated by spaces (https://lms.school.edu); "
+                f"not {bad[0]!r}"
+            )
+        return " ".join(sources)

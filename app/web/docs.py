@@ -2,7 +2,8 @@
 
 FastAPI's default page loads Swagger UI from a CDN and starts it with an inline script; a
 classroom may have no internet, and the Content-Security-Policy forbids both. The vendored
-files live in ``static/vendor/swagger-ui/`` (see its README).
+files live in ``static/vendor/swagger-ui/`` (see its README). Every URL is relative to
+``/docs``, so the page works as well under a reverse proxy's prefix (``/loop-stepper/docs``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from fastapi.responses import HTMLResponse
 
 router = APIRouter()
 
-ASSETS = "/static/vendor/swagger-ui"
+ASSETS = "static/vendor/swagger-ui"
 PAGE = f"""<!doctype html>
 <html lang="en">
 <head>

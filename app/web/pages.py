@@ -15,4 +15,9 @@ router = APIRouter()
 def index(request: Request) -> HTMLResponse:
     templates: Jinja2Templates = request.app.state.templates
     scenarios = [info for info, _ in SCENARIOS.values()]  # the menus list what the engine has
-    return templates.TemplateResponse(request, "index.html", {"scenarios": scenarios})
+    # ?embed=1: the compact page for an iframe in a slide or an LMS, decided here so the
+    # full page never flashes before the script runs
+    embed = request.query_params.get("embed") == "1"
+    return templates.TemplateResponse(
+        request, "index.html", {"scenarios": scenarios, "embed": embed}
+    )

@@ -5,7 +5,9 @@ by ``create_app``:
 
 - every HTTP response, errors and static files included, carries a strict Content-Security-Policy
   (everything from this origin only, no inline script, no framing), ``nosniff``, a Referrer-Policy
-  and same-origin isolation headers;
+  and same-origin isolation headers; framing is allowed only to the origins an instructor names
+  (``frame_ancestors``: an LMS or a slide deck), and then ``X-Frame-Options`` (which can only say
+  DENY or SAMEORIGIN, never another origin) is left out so it does not veto them;
 - a request body larger than ``max_body`` bytes is refused with 413 ``{"detail": ...}``, whether
   it declares its length or arrives chunked (the body is counted as it is read, and never more
   than the limit is held);
@@ -25,43 +27,52 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
-    "form-action 'self'; frame-ancestors 'none'"
+    "form-action 'self'; frame-ancestors {ancestors}"
 )
 # Swagger UI styles elements inline and draws icons as data: URIs; scripts stay 'self' only.
 DOCS_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; "
-    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    "base-uri 'none'; form-action 'self'; frame-ancestors {ancestors}"
 )
 DOCS_PATHS = frozenset({"/docs"})
 
 
-def _headers(csp: str) -> list[tuple[bytes, bytes]]:
+def _headers(csp: str, frame_ancestors: str) -> list[tuple[bytes, bytes]]:
+    framing = [] if frame_ancestors else [(b"x-frame-options", b"DENY")]
     return [
-        (b"content-security-policy", csp.encode()),
+        (b"content-security-policy", csp.format(ancestors=frame_ancestors or "'none'").encode()),
         (b"x-content-type-options", b"nosniff"),
         (b"referrer-policy", b"no-referrer"),
-        (b"x-frame-options", b"DENY"),
+        *framing,
         (b"cross-origin-opener-policy", b"same-origin"),
         (b"cross-origin-resource-policy", b"same-origin"),
         (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), interest-cohort=()"),
     ]
 
 
-HEADERS = _headers(CSP)
-DOCS_HEADERS = _headers(DOCS_CSP)
-SECURITY_NAMES = frozenset(name for name, _ in HEADERS)
+# every name either header set may carry: a route's own copy of one is replaced, never doubled
+SECURITY_NAMES = frozenset(name for name, _ in _headers(CSP, "")) | {b"x-frame-options"}
+
+
+def _route_path(scope: Scope) -> str:
+    """The path without the proxy's prefix (uvicorn puts ``root_path`` in front of it)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root + "/") else path
 
 
 class SecurityMiddleware:
-    def __init__(self, app: ASGIApp, max_body: int) -> None:
+    def __init__(self, app: ASGIApp, max_body: int, frame_ancestors: str = "") -> None:
         self.app, self.max_body = app, max_body
+        self.headers = _headers(CSP, frame_ancestors)
+        self.docs_headers = _headers(DOCS_CSP, frame_ancestors)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        extra = DOCS_HEADERS if scope["path"] in DOCS_PATHS else HEADERS
+        extra = self.docs_headers if _route_path(scope) in DOCS_PATHS else self.headers
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -128,7 +139,7 @@ def _content_length(headers: Iterable[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
-def install(app: Starlette, max_body: int) -> None:
+def install(app: Starlette, max_body: int, frame_ancestors: str = "") -> None:
     """Wrap the whole middleware stack, Starlette's 500 handler included.
 
     ``add_middleware`` would put it inside ``ServerErrorMiddleware``, so an unexpected 500 would
@@ -137,6 +148,6 @@ def install(app: Starlette, max_body: int) -> None:
     build = app.build_middleware_stack
 
     def build_wrapped() -> ASGIApp:
-        return SecurityMiddleware(build(), max_body=max_body)
+        return SecurityMiddleware(build(), max_body=max_body, frame_ancestors=frame_ancestors)
 
     setattr(app, "build_middleware_stack", build_wrapped)  # noqa: B010

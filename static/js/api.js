@@ -1,5 +1,7 @@
 // The only place that talks HTTP. Every call resolves to parsed JSON or throws an ApiError
 // carrying the status and the server's `detail` (PyTorch's own words for a 409).
+// Paths are relative to the page ("api/...", never "/api/..."), so the page also works
+// under a reverse proxy's prefix (https://ml.school.edu/loop-stepper/).
 
 /** A 422's detail is a list of pydantic errors: say each as "where: what". */
 function words(detail) {
@@ -41,7 +43,7 @@ async function call(method, path, body) {
   return data;
 }
 
-const session = (id) => `/api/sessions/${encodeURIComponent(id)}`;
+const session = (id) => `api/sessions/${encodeURIComponent(id)}`;
 
 // Loss history arrives piecemeal: an answer carries only the points this page has not seen
 // (?since=n, numbered by the server), so a click does not fetch up to 1000 points again.
@@ -70,9 +72,9 @@ async function onSession(method, id, suffix = "", body) {
 }
 
 export const api = {
-  scenarios: () => call("GET", "/api/scenarios"),
-  presets: () => call("GET", "/api/presets"),
-  create: async (setup) => merge(await call("POST", "/api/sessions", setup)),
+  scenarios: () => call("GET", "api/scenarios"),
+  presets: () => call("GET", "api/presets"),
+  create: async (setup) => merge(await call("POST", "api/sessions", setup)),
   get: (id) => onSession("GET", id),
   patch: (id, changes) => onSession("PATCH", id, "", changes),
   line: (id, entry) => {
@@ -86,6 +88,7 @@ export const api = {
     return onSession("POST", id, `/${entry}`);
   },
   next: (id) => onSession("POST", id, "/next"),
+  back: (id) => onSession("POST", id, "/back"),
   run: (id, iterations) => onSession("POST", id, "/run", { iterations }),
   reset: (id) => onSession("POST", id, "/reset"),
   remove: (id) => {

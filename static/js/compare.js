@@ -6,7 +6,7 @@
 import { api, ApiError } from "./api.js";
 import { readUrl, sameList } from "./state.js";
 import { createChart, legend } from "./views/chart.js";
-import { createAnnouncer, describe } from "./views/controls.js";
+import { createAnnouncer, createLive, describe } from "./views/controls.js";
 import { createPane } from "./views/pane.js";
 import { measured } from "./views/parabola.js";
 
@@ -40,6 +40,8 @@ const els = {
   bug: $("c-bug"), scenario: $("c-scenario"), lr: $("c-lr"), form: $("compare-controls"),
   optimizer: $("c-optimizer"),
 };
+// disabled, saying "Loading…", until both sessions exist (compare-template serves it so)
+const live = createLive($("c-live"), $("c-status"), [els.form]);
 const sessions = { correct: null, bug: null };
 let presets = [];
 let bug = null;
@@ -93,7 +95,7 @@ function render(fresh = false) {
     q.set("weight_decay", String(spec.weight_decay));
   }
   history.replaceState(null, "", `${location.pathname}?${q}`);
-  $("c-back").href = `/?scenario=${a.scenario}&lr=${a.lr}&preset=${bug.name}`;
+  $("c-back").href = `./?scenario=${a.scenario}&lr=${a.lr}&preset=${bug.name}`;
   sessionStorage.setItem(KEY, JSON.stringify({ correct: a.id, bug: b.id }));
   document.body.dataset.renders = String(++renders);
 }
@@ -206,8 +208,16 @@ els.scenario.addEventListener("change", () =>
     render(true);
   }));
 document.addEventListener("keydown", (e) => {
-  if (e.ctrlKey || e.metaKey || e.altKey || !sessions.correct) return;
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.target.closest?.("input, select, textarea")) return;
+  if (live.loading) {
+    // nothing to run yet: say so rather than drop the key
+    if (["n", "ArrowRight", "r"].includes(e.key)) {
+      e.preventDefault();
+      live.notYet();
+    }
+    return;
+  }
   if (e.key === "n" || e.key === "ArrowRight") {
     e.preventDefault();
     els.next.click();
@@ -219,14 +229,20 @@ document.addEventListener("keydown", (e) => {
 
 async function start() {
   const url = readUrl();
-  presets = await api.presets();
-  const bugs = presets.filter((p) => p.name !== "correct");
-  bug = bugs.find((p) => p.name === url.compare) ?? bugs[0];
-  optimizer = optimizerName(url.setup.optimizer) ?? "sgd";
-  els.bug.replaceChildren(...bugs.map((p) => new Option(p.title, p.name)));
-  if (!(await storedPair(url.setup))) await makePair(url.setup.scenario, url.setup.lr);
-  render(true);
-  announce(`Comparing the correct loop with: ${bug.title}.`);
+  try {
+    presets = await api.presets();
+    const bugs = presets.filter((p) => p.name !== "correct");
+    bug = bugs.find((p) => p.name === url.compare) ?? bugs[0];
+    optimizer = optimizerName(url.setup.optimizer) ?? "sgd";
+    els.bug.replaceChildren(...bugs.map((p) => new Option(p.title, p.name)));
+    if (!(await storedPair(url.setup))) await makePair(url.setup.scenario, url.setup.lr);
+    render(true);
+    live.ready();
+    announce(`Comparing the correct loop with: ${bug.title}.`);
+  } catch (error) {
+    live.failed(error.message); // the server or the network: the controls stay off, in words
+    if (!(error instanceof ApiError)) throw error;
+  }
   document.body.dataset.ready = "1";
 }
 

@@ -102,6 +102,8 @@ export function writeUrl(session, present) {
     else q.set("program", session.program.join(","));
   }
   if (present) q.set("present", "1");
+  // the compact page for an iframe stays compact (a reload inside a slide keeps it)
+  if (new URLSearchParams(location.search).get("embed") === "1") q.set("embed", "1");
   const url = `${location.pathname}?${q}`;
   if (url !== location.pathname + location.search) history.replaceState(null, "", url);
 }

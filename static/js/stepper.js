@@ -77,6 +77,7 @@ const setup = createSetup((changes) =>
   newSession({ ...setupOf(session), lr: session.lr, ...changes }, "New session with the new setup."));
 const controls = createControls({
   next: () => perform(() => api.next(session.id), true),
+  back: () => perform(() => api.back(session.id), true),
   toggleRun: () => (running ? pause() : play()),
   reset: () => {
     pause();
@@ -154,7 +155,7 @@ function render(next, fresh = false, clicked = undefined) {
   $("iteration").textContent = `iteration ${session.iteration}, next: ${session.next_line}`;
   writeUrl(session, present);
   const bug = session.preset && session.preset !== "correct" ? session.preset : "skip_zero_grad";
-  $("compare-link").href = `/?compare=${bug}&scenario=${session.scenario}&lr=${session.lr}`;
+  $("compare-link").href = `./?compare=${bug}&scenario=${session.scenario}&lr=${session.lr}`;
   const ms = performance.now() - t0;
   stats.renders += 1;
   stats.lastRenderMs = ms;
@@ -250,8 +251,18 @@ function typing(target) {
   return target.closest?.("input:not([type=checkbox]), select, textarea, [contenteditable]");
 }
 
+const KEYS = ["n", "ArrowRight", " ", "r"];
+
 document.addEventListener("keydown", (e) => {
-  if (e.ctrlKey || e.metaKey || e.altKey || !session || typing(e.target)) return;
+  if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+  if (!session) {
+    // before the session exists a key cannot run anything: say so rather than drop it
+    if (KEYS.includes(e.key) && controls.loading) {
+      e.preventDefault();
+      controls.notYet();
+    }
+    return;
+  }
   if (e.key === "n" || e.key === "ArrowRight") {
     e.preventDefault();
     perform(() => api.next(session.id), true);
@@ -278,8 +289,11 @@ async function start() {
     const ks = scenarios.find((s) => s.name === (url.setup.scenario ?? "neuron"))?.accumulate;
     if (ks && !ks.includes(url.setup.accumulate ?? 1)) delete url.setup.accumulate;
     render(await openSession(api, url.setup, program), true);
+    controls.ready();
+    $("edit").disabled = false;
     announce(describe(session));
   } catch (error) {
+    controls.failed(error.message);
     showProblem($("problem"), codePanel, error);
   }
   document.body.dataset.ready = "1";

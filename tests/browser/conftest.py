@@ -52,37 +52,45 @@ class Watch:
         self.urls: list[str] = []
         self.errors: list[str] = []
 
+    def attach(self, page: Page) -> Watch:
+        """Record every request of the page's context, its console errors and page errors."""
+
+        def on_request(request: Request) -> None:
+            self.urls.append(request.url)
+
+        def on_console(message: ConsoleMessage) -> None:
+            # Chromium logs every non-2xx response; from the API they are expected answers (a
+            # 409 refusal, a 404 for an expired session) that the page handles in words
+            api = "/api/" in message.location.get("url", "")
+            if message.type == "error" and not (api and "Failed to load resource" in message.text):
+                self.errors.append(f"console: {message.text}")
+
+        def on_page_error(error: Error) -> None:
+            self.errors.append(f"pageerror: {error}")
+
+        def on_response(response: Response) -> None:
+            if response.status >= 400 and "/api/" not in response.url:
+                self.errors.append(f"{response.status}: {response.url}")
+
+        page.on("request", on_request)
+        page.on("response", on_response)
+        page.on("console", on_console)
+        page.on("pageerror", on_page_error)
+        page.context.on("request", on_request)
+        return self
+
+    def check(self, *bases: str) -> None:
+        """Fail on a request outside every one of `bases` (a URL prefix) or any error seen."""
+        outside = [u for u in self.urls if not any(u == b or u.startswith(b + "/") for b in bases)]
+        assert outside == [], f"requests outside the server: {outside}"
+        assert self.errors == [], self.errors
+
 
 @pytest.fixture()
 def watch(page: Page, base_url: str) -> Iterator[Watch]:
-    seen = Watch()
-
-    def on_request(request: Request) -> None:
-        seen.urls.append(request.url)
-
-    def on_console(message: ConsoleMessage) -> None:
-        # Chromium logs every non-2xx response; from the API they are expected answers (a
-        # 409 refusal, a 404 for an expired session) that the page handles in words
-        api = "/api/" in message.location.get("url", "")
-        if message.type == "error" and not (api and "Failed to load resource" in message.text):
-            seen.errors.append(f"console: {message.text}")
-
-    def on_page_error(error: Error) -> None:
-        seen.errors.append(f"pageerror: {error}")
-
-    def on_response(response: Response) -> None:
-        if response.status >= 400 and "/api/" not in response.url:
-            seen.errors.append(f"{response.status}: {response.url}")
-
-    page.on("request", on_request)
-    page.on("response", on_response)
-    page.on("console", on_console)
-    page.on("pageerror", on_page_error)
-    page.context.on("request", on_request)
+    seen = Watch().attach(page)
     yield seen
-    outside = [u for u in seen.urls if not u.startswith(base_url + "/") and u != base_url]
-    assert outside == [], f"requests outside the server: {outside}"
-    assert seen.errors == [], seen.errors
+    seen.check(base_url)
 
 
 @pytest.fixture()

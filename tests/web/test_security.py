@@ -9,8 +9,10 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from app.settings import Settings
+from tests.conftest import serve
 
 MAX_BODY = Settings().max_body  # the default the server runs with
 PATHS = [
@@ -60,15 +62,88 @@ def test_422_and_409_carry_the_headers_too(client: httpx.Client) -> None:
 
 
 def test_the_page_and_the_docs_load_nothing_from_outside(client: httpx.Client) -> None:
-    origin = str(client.base_url).rstrip("/")
-    for path in ("/", "/docs"):
+    for path in ("/", "/?embed=1", "/?compare=skip_zero_grad", "/docs"):
         html = client.get(path).text
-        for url in re.findall(r'(?:src|href)="([^"]*)"', html):
-            same_origin = url.startswith(("/", origin + "/")) and not url.startswith("//")
-            assert same_origin or url.startswith("data:"), url
+        urls = re.findall(r'(?:src|href)="([^"]*)"', html)
+        assert len(urls) >= 3
+        for url in urls:
+            # relative to where the page was served: no scheme (a proxy's TLS would make an
+            # http:// URL mixed content) and no leading "/" (it would escape a path prefix)
+            relative = not url.startswith("/") and not re.match(r"[a-z][a-z0-9+.-]*:", url)
+            assert relative or url.startswith("data:"), url
         assert "<script>" not in html  # no inline script: the CSP would block it
     assert client.get("/static/vendor/swagger-ui/swagger-ui-bundle.js").status_code == 200
     assert client.get("/static/vendor/swagger-ui/swagger-ui.css").status_code == 200
+
+
+def test_the_scripts_call_the_api_relative_to_the_page(client: httpx.Client) -> None:
+    """Fetches and the docs' schema URL never start at the server's root (the browser tests
+    behind nginx and Caddy show the whole page staying under the prefix)."""
+    api = client.get("/static/js/api.js").text
+    assert '"api/sessions"' in api and "`api/sessions/${" in api
+    for name in ("api", "stepper", "compare", "state", "main"):
+        lines = client.get(f"/static/js/{name}.js").text.splitlines()
+        text = "\n".join(line for line in lines if not line.lstrip().startswith("//"))
+        assert not re.search(r"""["'`]/(api|docs|static|openapi|\?)""", text), name
+    init = client.get("/static/vendor/swagger-ui/init.js").text
+    assert 'url: "openapi.json"' in init
+
+
+@pytest.mark.parametrize("path", ["/", "/docs", "/api/scenarios", "/static/css/page.css"])
+def test_frame_ancestors_set_allows_those_origins_only(path: str) -> None:
+    origins = "https://moodle.school.edu https://*.instructure.com"
+    with serve(Settings(frame_ancestors=origins)) as url:
+        r = httpx.get(url + path)
+    csp = csp_of(r)
+    assert csp["frame-ancestors"] == f"frame-ancestors {origins}"
+    # X-Frame-Options can only say DENY or SAMEORIGIN: it would veto the LMS, so it goes
+    assert "x-frame-options" not in r.headers
+    assert csp["script-src"] == "script-src 'self'"  # the rest of the policy stays as strict
+    assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_frame_ancestors_default_forbids_framing(client: httpx.Client) -> None:
+    assert Settings().frame_ancestors == ""
+    for path in ("/", "/?embed=1", "/docs"):
+        r = client.get(path)
+        assert csp_of(r)["frame-ancestors"] == "frame-ancestors 'none'"
+        assert r.headers["x-frame-options"] == "DENY"
+        assert r.headers.get_list("x-frame-options") == ["DENY"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "https://lms.edu; script-src *",
+        "https://lms.edu,https://x.edu",
+        "'unsafe-inline'",
+        "https://lms.edu\r\nSet-Cookie: a=b",
+        "'self' \"https://x\"",
+    ],
+)
+def test_frame_ancestors_that_would_break_the_policy_are_refused(value: str) -> None:
+    with pytest.raises(ValidationError, match="frame_ancestors"):
+        Settings(frame_ancestors=value)
+
+
+def test_frame_ancestors_accepts_origins_and_keywords() -> None:
+    value = (
+        "  'self'   https://moodle.school.edu:8443 https://*.instructure.com http://127.0.0.1:9 "
+    )
+    assert Settings(frame_ancestors=value).frame_ancestors == (
+        "'self' https://moodle.school.edu:8443 https://*.instructure.com http://127.0.0.1:9"
+    )
+
+
+@pytest.mark.parametrize(("value", "kept"), [("/loop-stepper/", "/loop-stepper"), ("", "")])
+def test_root_path_setting(value: str, kept: str) -> None:
+    assert Settings(root_path=value).root_path == kept
+
+
+@pytest.mark.parametrize("value", ["loop-stepper", "/a b", "https://x/y"])
+def test_root_path_must_be_a_path(value: str) -> None:
+    with pytest.raises(ValidationError, match="root_path"):
+        Settings(root_path=value)
 
 
 def test_a_body_over_the_limit_is_413(client: httpx.Client) -> None:

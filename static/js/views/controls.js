@@ -1,6 +1,8 @@
 // Controls and the announcer. The controls mirror the session (lr, toggles, scenario) after
 // every answer, so what they show is what the server holds, not what was last typed.
 // The announcer is a polite live region: one short sentence per line run, in words.
+// Until the first session exists the controls are disabled and say "Loading…" (the page
+// serves them that way), so no click before then is lost without a word.
 
 import { display } from "../format.js";
 
@@ -10,10 +12,12 @@ export function createControls(handlers) {
   const els = {
     next: $("next"), run: $("run"), reset: $("reset"), speed: $("speed"), scenario: $("scenario"),
     lr: $("lr"), skip: $("skip_zero_grad"), first: $("step_first"), present: $("present"),
-    form: $("controls"), runN: $("run-n"), iterations: $("iterations"),
+    form: $("controls"), runN: $("run-n"), iterations: $("iterations"), back: $("back"),
   };
+  const live = createLive($("live"), $("status"), [els.form, document.querySelector("main")]);
   els.form.addEventListener("submit", (e) => e.preventDefault());
   els.next.addEventListener("click", handlers.next);
+  els.back.addEventListener("click", handlers.back);
   els.run.addEventListener("click", handlers.toggleRun);
   els.reset.addEventListener("click", handlers.reset);
   els.runN.addEventListener("click", () => {
@@ -35,7 +39,10 @@ export function createControls(handlers) {
 
   return {
     els,
+    ...live,
     render(session) {
+      // a step back needs a moment to go back to (sessions that keep their past count moments)
+      els.back.disabled = !(session.moment > 0);
       els.scenario.value = session.scenario;
       if (document.activeElement !== els.lr) els.lr.value = String(session.lr);
       els.lr.setAttribute("aria-invalid", "false");
@@ -86,6 +93,37 @@ export function describe(session) {
     default:
       return `${last.line}.`;
   }
+}
+
+/**
+ * The loading state of a set of controls: `fieldset` (disabled while loading), `status` (a
+ * role=status text) and `busy` (elements marked aria-busy while loading).
+ */
+export function createLive(fieldset, status, busy) {
+  const setBusy = (on) => busy.forEach((el) => el?.setAttribute("aria-busy", String(on)));
+  return {
+    /** The session exists: controls on, the loading text gone. */
+    ready() {
+      fieldset.disabled = false;
+      setBusy(false);
+      status.textContent = "";
+      status.hidden = true;
+    },
+    /** Still loading, and the user tried something: say so where the controls are. */
+    notYet() {
+      status.hidden = false;
+      status.textContent = "Loading… not ready yet, try again in a moment.";
+    },
+    /** Loading failed: the controls stay off and the status says why. */
+    failed(message) {
+      setBusy(false);
+      status.hidden = false;
+      status.textContent = `Could not start: ${message}`;
+    },
+    get loading() {
+      return fieldset.disabled;
+    },
+  };
 }
 
 export function createAnnouncer(region) {
