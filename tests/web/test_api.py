@@ -242,8 +242,8 @@ def test_concurrent_clicks_on_one_session_are_serialized(client: httpx.Client) -
 
 
 def test_full_store_is_503(tmp_path: Path) -> None:
-    """Memory holds 2 sessions and the store 2 logs: a third session has nowhere to go."""
-    settings = Settings(max_sessions=2, store_max_sessions=2, data=str(tmp_path))
+    """The store holds 2 logs, both sessions in use (in memory): a third has nowhere to go."""
+    settings = Settings(max_sessions=5, store_max_sessions=2, data=str(tmp_path))
     with serve(settings) as url, httpx.Client(base_url=url) as c:
         assert c.post("/api/sessions", json={}).status_code == 201
         assert c.post("/api/sessions", json={}).status_code == 201
