@@ -1,13 +1,16 @@
-"""A flood of 10 000 session creations: memory stays bounded and the server keeps answering.
+"""A flood of 4000 session creations: memory and the store stay bounded and the server keeps
+answering.
 
-A real server in its own process (so its RSS is its own), a small cap and a tiny idle timeout:
-the store fills, answers 503 while full, sweeps idle sessions away, and fills again. Bounded in
-count (10 000 requests) and time (the whole test well under a minute), loopback only.
+A real server in its own process (so its RSS is its own), small caps and a tiny idle timeout:
+memory holds 200 sessions (the least recently used leave it for the store), the store 500 logs
+(the oldest idle go first). Bounded in count (4000 requests) and time (the whole test well
+under a minute), loopback only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 from collections import Counter
@@ -24,13 +27,18 @@ from app.settings import Settings
 from .process import rss_kib, server_process
 
 ROOT = Path(__file__).resolve().parent.parent
-FLOOD = 10_000
+FLOOD = 4_000  # each one builds a real Lab and starts its log: 4000 is a flood
 CONCURRENCY = 32
+
+
+STORE_CAP = 500
 
 
 @pytest.fixture()
 def small_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
     env = {
+        "LOOP_STEPPER_DATA": str(tmp_path),
+        "LOOP_STEPPER_STORE_MAX_SESSIONS": str(STORE_CAP),
         "LOOP_STEPPER_MAX_SESSIONS": "200",
         "LOOP_STEPPER_IDLE_TIMEOUT": "1.0",
         "LOOP_STEPPER_EVICT_INTERVAL": "0.25",
@@ -77,15 +85,18 @@ async def flood(url: str, pid: int) -> tuple[Counter[int], list[int], list[float
     return statuses, rss, health
 
 
-def test_a_flood_of_sessions_keeps_memory_bounded(small_server: tuple[str, int]) -> None:
+def test_a_flood_of_sessions_keeps_memory_bounded(
+    small_server: tuple[str, int], tmp_path: Path
+) -> None:
     url, pid = small_server
     t0 = time.monotonic()
     statuses, rss, health = asyncio.run(flood(url, pid))
     elapsed = time.monotonic() - t0
     assert sum(statuses.values()) == FLOOD
     assert set(statuses) <= {201, 503}, statuses  # full is a 503, never a 5xx crash
-    assert statuses[201] > 200  # the sweeper freed room again and again
-    assert statuses[503] > 0  # and the cap held
+    assert statuses[201] > STORE_CAP  # room was made again and again
+    with sqlite3.connect(tmp_path / "sessions.sqlite3") as db:  # and the store's cap held
+        assert db.execute("SELECT count(*) FROM logs").fetchone()[0] <= STORE_CAP
     # after the first 1000 (the store full, allocator warm), RSS stays flat within 40 MB
     warm = rss[2]
     assert max(rss) - warm < 40 * 1024, f"RSS grew from {warm} to {max(rss)} KiB: {rss}"
