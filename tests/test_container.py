@@ -105,12 +105,14 @@ def locked_versions() -> dict[str, str]:
 
 def runtime_dependencies() -> list[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return [canonical(re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0]) for dep in project["dependencies"]]
+    return [
+        canonical(re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0]) for dep in project["dependencies"]
+    ]
 
 
 @contextmanager
 def with_docker() -> Iterator[tuple[Engine, str, str]]:
-    """Build with docker, run on a loopback port docker picks; yield (engine, container, base URL)."""
+    """Build with docker, run on a loopback port it picks; yield (engine, container, base URL)."""
     docker = Engine("docker")
     docker.run("build", "-t", DOCKER_TAG, str(ROOT), timeout=1800)
     container = docker.run("run", "-d", "-p", "127.0.0.1::8000", DOCKER_TAG)
@@ -187,7 +189,9 @@ def test_the_image_builds_answers_runs_as_non_root_with_the_locked_versions() ->
         assert config["User"] not in ("", "0", "root")
         assert "LOOP_STEPPER_HOST=0.0.0.0" in config["Env"]
         health = json.loads(
-            engine.run("image", "inspect", config["Image"], "--format", "{{json .Config.Healthcheck}}")
+            engine.run(
+                "image", "inspect", config["Image"], "--format", "{{json .Config.Healthcheck}}"
+            )
         )
         assert any("/healthz" in part for part in health["Test"]), health
 
@@ -201,5 +205,7 @@ def test_the_image_builds_answers_runs_as_non_root_with_the_locked_versions() ->
         assert differ == {}, f"image version, lock version: {differ}"
         missing = [name for name in runtime_dependencies() if name not in installed]
         assert missing == [], missing
-        cuda = engine.run("exec", container, "python", "-c", "import torch; print(torch.version.cuda)")
+        cuda = engine.run(
+            "exec", container, "python", "-c", "import torch; print(torch.version.cuda)"
+        )
         assert cuda == "None", cuda
