@@ -168,7 +168,7 @@ def test_the_image_builds_answers_runs_as_non_root_with_the_locked_versions() ->
     elif SMOKE.exists():
         started = with_podman()
     else:
-        unavailable(f"no usable Docker engine (`docker info` failed) and no {SMOKE} for podman")
+        unavailable(f"no Docker engine answers `docker info`, and no {SMOKE} for podman")
     with started as (engine, container, url):
 
         def running() -> bool:
