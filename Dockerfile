@@ -14,12 +14,13 @@ RUN pip install ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} torch==
 
 WORKDIR /srv/loop-stepper
 
-# Layer 2: the other dependencies, read from pyproject.toml alone (the code is not copied yet,
-# so editing it does not re-install anything).
-COPY pyproject.toml ./
+# Layer 2: the other dependencies, read from pyproject.toml, at the versions in requirements.lock
+# (which pins torch's own dependencies too: any that layer 1 brought at other versions are set to
+# the lock's). The code is not copied yet, so editing it does not re-install anything.
+COPY pyproject.toml requirements.lock ./
 RUN python -c "import tomllib; d = tomllib.load(open('pyproject.toml', 'rb')); \
 print('\n'.join(d['project']['dependencies']))" >/tmp/requirements.txt \
- && pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
+ && pip install -r /tmp/requirements.txt -c requirements.lock && rm /tmp/requirements.txt
 
 # Layer 3: the code. app/settings.py finds templates/ and static/ beside app/.
 COPY app ./app
