@@ -27,7 +27,16 @@ async function call(method, path, body) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    // no answer at all (the server restarting, the network gone): status 0, said in words,
+    // so the page shows it and keeps its session rather than starting a new one
+    const error = new ApiError(0, "nothing was lost: try again in a moment (it may be restarting).");
+    error.heading = "The server did not answer:";
+    throw error;
+  }
   if (response.status === 204) return null;
   let data = null;
   try {
@@ -42,6 +51,8 @@ async function call(method, path, body) {
 }
 
 const session = (id) => `/api/sessions/${encodeURIComponent(id)}`;
+// relative to the page, so the page works under a path prefix too
+const relative = (id) => `api/sessions/${encodeURIComponent(id)}`;
 
 // Loss history arrives piecemeal: an answer carries only the points this page has not seen
 // (?since=n, numbered by the server), so a click does not fetch up to 1000 points again.
@@ -65,8 +76,8 @@ function merge(s) {
 }
 
 /** A call on one session that answers with the Session: only new history, merged. */
-async function onSession(method, id, suffix = "", body) {
-  return merge(await call(method, `${session(id)}${suffix}?since=${since(id)}`, body));
+async function onSession(method, id, suffix = "", body, base = session) {
+  return merge(await call(method, `${base(id)}${suffix}?since=${since(id)}`, body));
 }
 
 export const api = {
@@ -92,5 +103,13 @@ export const api = {
     histories.delete(id);
     return call("DELETE", session(id));
   },
+  // the timeline (issue 9): every answer is the Session as it stood at that moment
+  rewind: (id, to) => onSession("POST", id, "/rewind", { to }, relative),
+  back: (id) => onSession("POST", id, "/back", undefined, relative),
+  timeline: (id) => call("GET", `${relative(id)}/timeline`),
+  snapshot: (id) => call("POST", `${relative(id)}/snapshot`),
+  open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token })),
+  /** Where the session's code downloads from (links, not fetches: the browser saves them). */
+  scriptUrl: (id, format) => `${relative(id)}/script${format ? `?format=${format}` : ""}`,
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
 };

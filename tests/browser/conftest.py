@@ -52,10 +52,15 @@ class Watch:
         self.urls: list[str] = []
         self.errors: list[str] = []
 
+    def check(self, base_url: str) -> None:
+        outside = [u for u in self.urls if not u.startswith(base_url + "/") and u != base_url]
+        assert outside == [], f"requests outside the server: {outside}"
+        assert self.errors == [], self.errors
 
-@pytest.fixture()
-def watch(page: Page, base_url: str) -> Iterator[Watch]:
-    seen = Watch()
+
+def attach(page: Page, seen: Watch | None = None) -> Watch:
+    """Record a page's requests and complaints (one Watch may follow several pages)."""
+    seen = seen or Watch()
 
     def on_request(request: Request) -> None:
         seen.urls.append(request.url)
@@ -79,10 +84,14 @@ def watch(page: Page, base_url: str) -> Iterator[Watch]:
     page.on("console", on_console)
     page.on("pageerror", on_page_error)
     page.context.on("request", on_request)
+    return seen
+
+
+@pytest.fixture()
+def watch(page: Page, base_url: str) -> Iterator[Watch]:
+    seen = attach(page)
     yield seen
-    outside = [u for u in seen.urls if not u.startswith(base_url + "/") and u != base_url]
-    assert outside == [], f"requests outside the server: {outside}"
-    assert seen.errors == [], seen.errors
+    seen.check(base_url)
 
 
 @pytest.fixture()
