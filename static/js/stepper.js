@@ -69,7 +69,7 @@ const share = createShare({
   snapshot: () => enqueue(async () => {
     try {
       const taken = await api.snapshot(session.id);
-      return { ...taken, moment: session.moment };
+      return { ...taken, moment: session.moment, at: `${session.id}@${session.moment}` };
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       await recover(error);

@@ -70,7 +70,9 @@ def test_back_and_the_slider_restore_earlier_moments(stepper: Page, watch: Watch
     expect(slider).to_have_value("4")
     expect(page.locator('section[aria-label="Graph"] .status-word')).to_have_text("freed")
     expect(page.locator("#announcer")).to_have_text(
-        re.compile(r"Back to moment 4 of 5 — after loss\.backward\(\)\. backward: weight\.grad -23\.5")
+        re.compile(
+            r"Back to moment 4 of 5 — after loss\.backward\(\)\. backward: weight\.grad -23\.5"
+        )
     )
     shot(page, "20-back-after-backward")
 

@@ -18,7 +18,8 @@ async function copy(text) {
 }
 
 /**
- * `handlers.snapshot()` -> Promise of {snapshot} (null if it failed: the page shows why);
+ * `handlers.snapshot()` -> Promise of {snapshot, moment, at: "id@moment"} (null if it failed:
+ * the page shows why);
  * `handlers.announce(text)`; `scriptUrl(id, format)` for the download links.
  */
 export function createShare(handlers, scriptUrl) {
@@ -38,7 +39,9 @@ export function createShare(handlers, scriptUrl) {
       const link = shareLink(taken.snapshot);
       // shown in a field as well, so it can be copied by hand without clipboard permission
       els.link.value = link;
+      els.box.dataset.at = taken.at;
       els.box.hidden = false;
+      delete els.box.dataset.copied;
       const copied = await copy(link);
       els.box.dataset.copied = String(copied);
       handlers.announce(copied
@@ -58,9 +61,9 @@ export function createShare(handlers, scriptUrl) {
       els.share.disabled = false;
       els.py.setAttribute("href", scriptUrl(session.id));
       els.ipynb.setAttribute("href", scriptUrl(session.id, "ipynb"));
-      // a link made for another session (a new one was started) no longer says where we are
-      if (els.box.dataset.session && els.box.dataset.session !== session.id) els.box.hidden = true;
-      els.box.dataset.session = session.id;
+      // the link is to the moment it was made at: once the page moves on, it no longer is
+      const here = `${session.id}@${session.moment}`;
+      if (els.box.dataset.at !== here) els.box.hidden = true;
     },
   };
 }
