@@ -182,11 +182,16 @@ def test_a_reload_after_a_restart_keeps_the_session(
             assert page.evaluate(f"sessionStorage.getItem('{KEY}')") == sid
             expect(page.get_by_role("alert")).to_be_hidden()
             expect(page.locator("body")).not_to_contain_text("expired")
-            # and it carries on: the step it had stepped back over, then the past again
+            # and it carries on: the step it had stepped back over
             next_line(page)
             worked_example(page, ("1.175", "0.4"), ("-23.5", "-8"))
+        with serve(settings, port):  # restarted again, and this time no reload: Back just works
             page.get_by_role("button", name="Back", exact=True).click()
             worked_example(page, ("0", "0"), ("-23.5", "-8"))
+            expect(page.locator("#timeline-where")).to_have_text(
+                "moment 4 of 5 — after loss.backward()"
+            )
+            expect(page.get_by_role("alert")).to_be_hidden()
             assert page.evaluate(f"sessionStorage.getItem('{KEY}')") == sid
         seen.check(url)
     finally:
@@ -268,3 +273,20 @@ def test_download_links(stepper: Page) -> None:
     assert script.status == 200 and "import torch" in script.text()
     nb = page.request.get(urljoin(page.url, notebook.get_attribute("href") or ""))
     assert nb.status == 200 and "import torch" in nb.text() and '"cells"' in nb.text()
+
+
+def test_a_session_really_gone_is_replaced(stepper: Page, base_url: str) -> None:
+    """A 404 on a line replaces the session only because the session itself is gone."""
+    page = stepper
+    next_line(page, 2)
+    sid = page.evaluate(f"sessionStorage.getItem('{KEY}')")
+    assert page.request.delete(f"{base_url}/api/sessions/{sid}").status == 204
+    page.get_by_role("button", name="Next line").click()
+    expect(page.get_by_role("alert")).to_contain_text("Your session had expired")
+    worked_example(page, ("0", "0"), ("None", "None"))
+    expect(page.locator("#timeline-where")).to_have_text("moment 0 of 0 — the start")
+    fresh = page.evaluate(f"sessionStorage.getItem('{KEY}')")
+    assert fresh and fresh != sid
+    expect(page.get_by_role("link", name="Download as Python")).to_have_attribute(
+        "href", f"api/sessions/{fresh}/script"
+    )
