@@ -29,9 +29,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(settings: Settings | None = None) -> Iterator[str]:
-    """Run the app in uvicorn on 127.0.0.1 in a thread; yield its base URL."""
-    port = free_port()
+def serve(settings: Settings | None = None, port: int | None = None) -> Iterator[str]:
+    """Run the app in uvicorn on 127.0.0.1 in a thread; yield its base URL. A given port
+    lets a test restart "the same server" where a page expects it."""
+    port = port or free_port()
     settings = settings or Settings(data=tempfile.mkdtemp(prefix="loop-stepper-store-"))
     config = uvicorn.Config(
         create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"

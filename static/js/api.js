@@ -29,7 +29,16 @@ async function call(method, path, body) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    // no answer at all (the server restarting, the network gone): status 0, said in words,
+    // so the page shows it and keeps its session rather than starting a new one
+    const error = new ApiError(0, "nothing was lost: try again in a moment (it may be restarting).");
+    error.heading = "The server did not answer:";
+    throw error;
+  }
   if (response.status === 204) return null;
   let data = null;
   try {
@@ -67,8 +76,8 @@ function merge(s) {
 }
 
 /** A call on one session that answers with the Session: only new history, merged. */
-async function onSession(method, id, suffix = "", body) {
-  return merge(await call(method, `${session(id)}${suffix}?since=${since(id)}`, body));
+async function onSession(method, id, suffix = "", body, base = session) {
+  return merge(await call(method, `${base(id)}${suffix}?since=${since(id)}`, body));
 }
 
 export const api = {
@@ -95,5 +104,13 @@ export const api = {
     histories.delete(id);
     return call("DELETE", session(id));
   },
+  // the timeline (issue 9): every answer is the Session as it stood at that moment
+  rewind: (id, to) => onSession("POST", id, "/rewind", { to }, relative),
+  back: (id) => onSession("POST", id, "/back", undefined, relative),
+  timeline: (id) => call("GET", `${session(id)}/timeline`),
+  snapshot: (id) => call("POST", `${session(id)}/snapshot`),
+  open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token })),
+  /** Where the session's code downloads from (links, not fetches: the browser saves them). */
+  scriptUrl: (id, format) => `${session(id)}/script${format ? `?format=${format}` : ""}`,
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
 };

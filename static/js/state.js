@@ -70,6 +70,7 @@ export function readUrl(search = location.search) {
     program: program.length && program.length <= 20 ? program : null,
     preset: q.get("preset"),
     compare: q.get("compare"),
+    snapshot: q.get("snapshot"),
     present: q.get("present") === "1",
   };
 }

@@ -15,6 +15,8 @@ import { createOutput } from "./views/output.js";
 import { createParabola } from "./views/parabola.js";
 import { createParams } from "./views/params.js";
 import { createSetup } from "./views/setup.js";
+import { createShare } from "./views/share.js";
+import { createTimeline } from "./views/timeline.js";
 
 const $ = (id) => document.getElementById(id);
 const IO_WORDS = { read: "read", write: "written", "read write": "read + written" };
@@ -47,6 +49,43 @@ const views = {
 };
 const output = createOutput($("output"));
 const parabola = createParabola($("theta"));
+// answers from rewind and back: the moments stay as they were, so the slider keeps its list
+const travelled = new WeakSet();
+const travel = async (request) => {
+  const s = await request;
+  travelled.add(s);
+  return s;
+};
+const timeline = createTimeline({
+  back: () => goBack(),
+  rewind: (to) => {
+    pause();
+    // no announcement per position: the slider's own value text says where it is
+    return perform(() => travel(api.rewind(session.id, to)), false);
+  },
+  list: (id) => api.timeline(id),
+});
+const share = createShare({
+  snapshot: () => enqueue(async () => {
+    try {
+      const taken = await api.snapshot(session.id);
+      return { ...taken, moment: session.moment, at: `${session.id}@${session.moment}` };
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      await recover(error);
+      complain(error);
+      return null;
+    }
+  }),
+  announce: (text) => announce(text),
+}, api.scriptUrl);
+
+function goBack() {
+  if (!timeline.canGoBack()) return;
+  pause();
+  perform(() => travel(api.back(session.id)), true,
+    (s) => `Back to ${timeline.label(s.moment)}. ${describe(s)}`);
+}
 
 /** What only creation sets, read off a session, to carry into a new one. */
 function setupOf(s) {
@@ -77,7 +116,6 @@ const setup = createSetup((changes) =>
   newSession({ ...setupOf(session), lr: session.lr, ...changes }, "New session with the new setup."));
 const controls = createControls({
   next: () => perform(() => api.next(session.id), true),
-  back: () => perform(() => api.back(session.id), true),
   toggleRun: () => (running ? pause() : play()),
   reset: () => {
     pause();
@@ -152,6 +190,8 @@ function render(next, fresh = false, clicked = undefined) {
   lossEl?.classList.toggle("changed", Boolean(previous && previous.loss !== session.loss));
   highlight(session);
   controls.render(session);
+  timeline.render(session, travelled.has(next));
+  share.render(session);
   $("iteration").textContent = `iteration ${session.iteration}, next: ${session.next_line}`;
   writeUrl(session, present);
   const bug = session.preset && session.preset !== "correct" ? session.preset : "skip_zero_grad";
@@ -177,40 +217,84 @@ function render(next, fresh = false, clicked = undefined) {
   else refreshOutput();
 }
 
+/** Run `task` after every action asked for before it, so answers are shown in order. */
+function enqueue(task) {
+  const job = queue.then(task);
+  queue = job.catch(() => false);
+  return job;
+}
+
 /**
  * Queue one request; render its Session; show a refusal (409) in PyTorch's words next to
  * its line. Resolves to true when the line ran, so Run knows when to stop. A `run` that
  * stops at a failing line has done the lines before it: `refetch` shows them, and the
- * message sits at the line where it stopped (the cursor).
+ * message sits at the line where it stopped (the cursor). `sentence` may be a function of
+ * the answer.
  */
 function perform(request, speak, sentence, fresh = false, clicked = undefined, refetch = false) {
-  const job = queue.then(async () => {
+  return enqueue(async () => {
     try {
       const next = await request();
       render(next, fresh, clicked);
       showProblem($("problem"), codePanel, null);
-      if (speak && !running) announce(sentence ?? describe(next));
+      if (speak && !running) {
+        announce(typeof sentence === "function" ? sentence(next) : sentence ?? describe(next));
+      }
       return true;
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      if (error.status === 404) {
-        // the session expired (idle timeout or a server restart): start a fresh one
+      await recover(error, refetch);
+      complain(error, clicked);
+      return false;
+    }
+  });
+}
+
+/** The Session, or null when the server has no such session (a 404 on the session itself). */
+async function sessionOrNull(id) {
+  try {
+    return await api.get(id);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+/**
+ * After a refusal: show what the server holds now. Sessions outlive restarts and idle
+ * timeouts (they are read back from the store), so a 404 replaces the session only when
+ * the session itself is gone; a server that does not answer (status 0) changes nothing.
+ */
+async function recover(error, refetch = false) {
+  try {
+    if (error.status === 404) {
+      const kept = await sessionOrNull(session.id);
+      if (kept) {
+        render(kept);
+      } else {
         const fresh = await api.create({ ...setupOf(session), lr: session.lr });
         storeId(fresh.id);
         render(fresh, true);
         error.message = "Your session had expired, so a new one was started.";
         error.line = null;
-      } else if (refetch && error.status === 409) {
-        render(await api.get(session.id));
       }
-      pause();
-      showProblem($("problem"), codePanel, error, clicked);
-      announce(`${error.line ? `${error.line} failed: ` : ""}${error.message}`);
-      return false;
+    } else if (refetch && error.status === 409) {
+      render(await api.get(session.id));
     }
-  });
-  queue = job.catch(() => false);
-  return job;
+  } catch (again) {
+    if (!(again instanceof ApiError)) throw again;
+    // e.g. the server went away meanwhile: say that, not the first refusal
+    Object.assign(error, { status: again.status, line: null, heading: again.heading });
+    error.message = again.message;
+  }
+}
+
+/** Stop running, show the refusal beside its line and say it. */
+function complain(error, clicked) {
+  pause();
+  showProblem($("problem"), codePanel, error, clicked);
+  const head = error.line ? `${error.line} failed: ` : error.heading ? `${error.heading} ` : "";
+  announce(`${head}${error.message}`);
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -266,6 +350,9 @@ document.addEventListener("keydown", (e) => {
   if (e.key === "n" || e.key === "ArrowRight") {
     e.preventDefault();
     perform(() => api.next(session.id), true);
+  } else if (e.key === "b" || e.key === "ArrowLeft") {
+    e.preventDefault();
+    goBack();
   } else if (e.key === " " && !e.target.matches?.("input[type=checkbox]")) {
     // space is run/pause everywhere but a checkbox; Enter still presses a focused button
     e.preventDefault();
@@ -288,10 +375,32 @@ async function start() {
     // a link may ask for an accumulation the scenario's batch does not divide: ignore it
     const ks = scenarios.find((s) => s.name === (url.setup.scenario ?? "neuron"))?.accumulate;
     if (ks && !ks.includes(url.setup.accumulate ?? 1)) delete url.setup.accumulate;
-    render(await openSession(api, url.setup, program), true);
+    // a shared moment (/?snapshot=token) opens as this tab's own session; rendering it puts
+    // the setup in the URL instead, so a reload keeps the copy rather than opening it again
+    let opened = null;
+    let notice = null;
+    if (url.snapshot) {
+      try {
+        opened = await api.open(url.snapshot);
+        storeId(opened.id);
+      } catch (error) {
+        if (!(error instanceof ApiError) || (error.status !== 404 && error.status !== 422)) throw error;
+        notice = {
+          heading: "This shared link does not open here:",
+          message: "the server has no such moment (the link may be mistyped, or from another server). A new session was started instead.",
+          line: null,
+        };
+      }
+    }
+    render(opened ?? (await openSession(api, url.setup, program)), true);
     controls.ready();
     $("edit").disabled = false;
-    announce(describe(session));
+    if (notice) {
+      showProblem($("problem"), codePanel, notice);
+      announce(`${notice.heading} ${notice.message}`);
+    } else {
+      announce(opened ? `Opened a shared moment: ${timeline.label(session.moment)}.` : describe(session));
+    }
   } catch (error) {
     controls.failed(error.message);
     showProblem($("problem"), codePanel, error);

@@ -86,6 +86,11 @@ class Watch:
         assert self.errors == [], self.errors
 
 
+def attach(page: Page, seen: Watch | None = None) -> Watch:
+    """Record a page's requests and complaints (one Watch may follow several pages)."""
+    return (seen or Watch()).attach(page)
+
+
 @pytest.fixture()
 def watch(page: Page, base_url: str) -> Iterator[Watch]:
     seen = Watch().attach(page)

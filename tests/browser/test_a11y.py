@@ -69,3 +69,19 @@ def test_editor_open_and_an_error_shown(audited: Page) -> None:
         page.wait_for_timeout(150)
     page.get_by_role("alert").first.wait_for()
     assert violations(page) == []
+
+
+def test_timeline_controls(audited: Page) -> None:
+    """Back, the slider, a shared link's field and the download links, in use."""
+    page = audited
+    page.goto("/")
+    page.wait_for_selector("body[data-ready='1']")
+    for _ in range(5):
+        page.keyboard.press("n")
+        page.wait_for_timeout(100)
+    page.get_by_role("button", name="Back", exact=True).click()
+    page.get_by_role("slider", name="Timeline: moment").fill("2")
+    page.get_by_role("button", name="Share this moment").click()
+    page.get_by_role("textbox", name="Link to this moment").wait_for()
+    page.wait_for_timeout(300)
+    assert violations(page) == []

@@ -117,7 +117,7 @@ export function showProblem(problem, panel, error, clicked) {
     rowsShown.find((b) => b.row.entry === line);
   problem.replaceChildren();
   const head = document.createElement("strong");
-  head.textContent = at ? `${at.row.source} failed:` : "The server says:";
+  head.textContent = at ? `${at.row.source} failed:` : error.heading ?? "The server says:";
   const message = document.createElement("span");
   message.className = "message";
   message.textContent = ` ${error.message}`;

@@ -12,12 +12,11 @@ export function createControls(handlers) {
   const els = {
     next: $("next"), run: $("run"), reset: $("reset"), speed: $("speed"), scenario: $("scenario"),
     lr: $("lr"), skip: $("skip_zero_grad"), first: $("step_first"), present: $("present"),
-    form: $("controls"), runN: $("run-n"), iterations: $("iterations"), back: $("back"),
+    form: $("controls"), runN: $("run-n"), iterations: $("iterations"),
   };
   const live = createLive($("live"), $("status"), [els.form, document.querySelector("main")]);
   els.form.addEventListener("submit", (e) => e.preventDefault());
   els.next.addEventListener("click", handlers.next);
-  els.back.addEventListener("click", handlers.back);
   els.run.addEventListener("click", handlers.toggleRun);
   els.reset.addEventListener("click", handlers.reset);
   els.runN.addEventListener("click", () => {
@@ -41,8 +40,6 @@ export function createControls(handlers) {
     els,
     ...live,
     render(session) {
-      // a step back needs a moment to go back to (sessions that keep their past count moments)
-      els.back.disabled = !(session.moment > 0);
       els.scenario.value = session.scenario;
       if (document.activeElement !== els.lr) els.lr.value = String(session.lr);
       els.lr.setAttribute("aria-invalid", "false");
