@@ -76,8 +76,8 @@ function merge(s) {
 }
 
 /** A call on one session that answers with the Session: only new history, merged. */
-async function onSession(method, id, suffix = "", body, base = session) {
-  return merge(await call(method, `${base(id)}${suffix}?since=${since(id)}`, body));
+async function onSession(method, id, suffix = "", body) {
+  return merge(await call(method, `${session(id)}${suffix}?since=${since(id)}`, body));
 }
 
 export const api = {
@@ -97,7 +97,6 @@ export const api = {
     return onSession("POST", id, `/${entry}`);
   },
   next: (id) => onSession("POST", id, "/next"),
-  back: (id) => onSession("POST", id, "/back"),
   run: (id, iterations) => onSession("POST", id, "/run", { iterations }),
   reset: (id) => onSession("POST", id, "/reset"),
   remove: (id) => {
@@ -105,8 +104,8 @@ export const api = {
     return call("DELETE", session(id));
   },
   // the timeline (issue 9): every answer is the Session as it stood at that moment
-  rewind: (id, to) => onSession("POST", id, "/rewind", { to }, relative),
-  back: (id) => onSession("POST", id, "/back", undefined, relative),
+  rewind: (id, to) => onSession("POST", id, "/rewind", { to }),
+  back: (id) => onSession("POST", id, "/back"),
   timeline: (id) => call("GET", `${session(id)}/timeline`),
   snapshot: (id) => call("POST", `${session(id)}/snapshot`),
   open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token })),
