@@ -192,7 +192,9 @@ def _data(
 
 
 def _session(setup: Setup) -> Session:
-    scenario, seed = setup["scenario"], int(setup.get("seed", 0))
+    scenario, seed = setup.get("scenario"), int(setup.get("seed", 0))
+    if scenario not in scenarios.SCENARIOS:
+        raise ValueError(f"unknown scenario {scenario!r}")
     k = int(setup.get("accumulate", 1))
     options = dict(setup.get("options") or {})
     lr = float(setup["lr"])
