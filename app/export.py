@@ -11,6 +11,7 @@ Nothing here imports the web layer, and the engine does not import this module.
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,8 +25,8 @@ MAX_PERIOD = 64  # longest block of events looked for as a loop body (a program 
 INDENT = "    "
 
 # The Lab's own refusals: lines that plain Python could not even run (NameError).
-REFUSED_LOSS = "no output yet: out = model(X) has not run"
-REFUSED_BACKWARD = "no loss yet: loss = loss_fn(out, y) has not run"
+REFUSED_LOSS = "out = model(X) has not run yet"
+REFUSED_BACKWARD = "loss = loss_fn(out, y) has not run yet"
 
 
 # -- what the events become -------------------------------------------------------
@@ -288,7 +289,7 @@ def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[st
     if refused:
         why = REFUSED_LOSS if name == "loss" else REFUSED_BACKWARD
         return (
-            f"# the Lab refused this line, {why} (plain Python would raise NameError):",
+            f"# the Lab refused: {why} (in plain Python, a NameError)",
             *(f"# {line}" for line in lines),
             f"print('refused:', {error!r})",
         )
@@ -422,13 +423,15 @@ def _build(setup: Setup, events: list[Event]) -> tuple[Session, list[Piece], _St
 
 
 def _summary(session: Session, pieces: list[Piece], state: _State) -> list[str]:
+    """What the session was, a paragraph each."""
     loops = sum(isinstance(p, Loop) for p in pieces)
+    folded = f"; repeats are folded into {loops} for loop(s)" if loops else ""
     return [
         *session.summary,
         f"The session ran {state.lines} lines ({state.forwards} forward passes, "
-        f"{state.failed} failed); repeated blocks are written as {loops} for loop(s).",
-        "Run it with plain Python: the last line printed is JSON with every parameter's value",
-        "and .grad and the last loss, exact floats (non-finite ones as strings).",
+        f"{state.failed} failed){folded}.",
+        "The last line printed is JSON: every parameter's value and .grad and the last loss, "
+        'as exact floats (non-finite ones as "NaN", "Infinity", "-Infinity").',
     ]
 
 
@@ -439,12 +442,14 @@ def script(setup: Setup, events: list[Event]) -> str:
     """A standalone Python script that runs the session again in plain PyTorch."""
     session, pieces, state = _build(setup, events)
     header = [f"# {session.title}, exported as plain PyTorch.", "#"]
-    header += [f"# {line}" for line in _summary(session, pieces, state)]
+    for paragraph in _summary(session, pieces, state):
+        wrapped = textwrap.wrap(paragraph, 90, subsequent_indent="  ", break_on_hyphens=False)
+        header += [f"# {line}" for line in wrapped]
     body: list[str] = []
     for piece in pieces:
         body += _render(piece)
     lines = [*header, "", *session.setup, "", "# -- the session, line by line --", "", *body]
-    lines += ["", "# -- where it ended --", "", *_result(state.loss)]
+    lines += ["", "", "# -- where it ended --", *_result(state.loss)]
     return "\n".join(lines) + "\n"
 
 
@@ -463,7 +468,9 @@ def _cell(index: int, kind: str, lines: list[str]) -> dict[str, Any]:
 def notebook(setup: Setup, events: list[Event]) -> dict[str, Any]:
     """The same as a Jupyter notebook (nbformat 4): title, setup, one cell per line or loop."""
     session, pieces, state = _build(setup, events)
-    title = [f"# {session.title}", "", *_summary(session, pieces, state)]
+    title = [f"# {session.title}"]
+    for paragraph in _summary(session, pieces, state):
+        title += ["", paragraph]
     cells = [_cell(0, "markdown", title), _cell(1, "code", list(session.setup))]
     for piece in pieces:
         if isinstance(piece, Unit) and piece.markdown:
