@@ -24,9 +24,12 @@ Event = dict[str, Any]
 MAX_PERIOD = 64  # longest block of events looked for as a loop body (a program has <= 20)
 INDENT = "    "
 
-# The Lab's own refusals: lines that plain Python could not even run (NameError).
-REFUSED_LOSS = "out = model(X) has not run yet"
-REFUSED_BACKWARD = "loss = loss_fn(out, y) has not run yet"
+# The Lab's own refusals: lines whose input does not exist yet, which plain Python could not
+# even run (NameError). Their messages, as lab.py words them, mark a refusal in the log too.
+REFUSED = {
+    "loss": ("out = model(X) has not run yet", "loss needs an output: run forward first"),
+    "backward": ("loss = loss_fn(out, y) has not run yet", "backward needs a loss: run loss first"),
+}
 
 
 # -- what the events become -------------------------------------------------------
@@ -285,11 +288,10 @@ def _line(session: Session, entry: str) -> tuple[str, ...]:
 def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[str, ...]:
     name = ENTRIES[entry][0]
     lines = _line(session, entry)
-    refused = (name == "loss" and not state.out) or (name == "backward" and not state.loss)
-    if refused:
-        why = REFUSED_LOSS if name == "loss" else REFUSED_BACKWARD
+    missing = (name == "loss" and not state.out) or (name == "backward" and not state.loss)
+    if missing or (name in REFUSED and error == REFUSED[name][1]):
         return (
-            f"# the Lab refused: {why} (in plain Python, a NameError)",
+            f"# the Lab refused: {REFUSED[name][0]} (in plain Python, a NameError)",
             *(f"# {line}" for line in lines),
             f"print('refused:', {error!r})",
         )

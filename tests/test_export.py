@@ -374,6 +374,18 @@ def test_the_labs_refusals(tmp_path: Path) -> None:
     ]
 
 
+def test_a_refusal_is_known_by_its_message_too() -> None:
+    # a Lab put back from a capture has no graph: it refuses loss although forward ran before
+    ran = [{"op": "line", "entry": e, "ok": True} for e in PRESET["correct"]]
+    refused = {"op": "line", "entry": "loss", "ok": False}
+    refusal = {**refused, "error": "loss needs an output: run forward first"}
+    source = export.script(make_setup("neuron"), [*ran, refusal])
+    assert source.count("\nloss = loss_fn(out, y)\n") == 1
+    assert "\n# loss = loss_fn(out, y)\nprint('refused:'" in source
+    source = export.script(make_setup("neuron"), [*ran, {**refused, "error": "other"}])
+    assert "try:\n    loss = loss_fn(out, y)\nexcept RuntimeError as error:" in source
+
+
 def test_no_loss_yet(tmp_path: Path) -> None:
     rec = Recorder(make_setup("moons"))
     rec.lines(["forward", "zero_grad", "step"])
@@ -475,3 +487,19 @@ def test_random_sessions_on_the_neuron(tmp_path: Path) -> None:
     session()
     assert len(recs) == 10
     check_all(recs, tmp_path)
+
+
+def test_the_export_stands_apart() -> None:
+    """It uses the engine's catalogue only: no web layer, and the engine does not use it."""
+    root = Path(export.__file__).parent
+    absolute, relative = set(), set()
+    for node in ast.walk(ast.parse((root / "export.py").read_text())):
+        if isinstance(node, ast.Import):
+            absolute |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            (relative if node.level else absolute).add(node.module)
+    assert absolute <= {"__future__", "math", "textwrap", "dataclasses", "typing"}
+    assert relative <= {"engine", "engine.program"}
+    for path in (root / "engine").glob("*.py"):
+        lines = path.read_text().splitlines()
+        assert not [line for line in lines if "import" in line and "export" in line], path
