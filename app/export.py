@@ -200,7 +200,14 @@ def _session(setup: Setup) -> Session:
     if scenario not in scenarios.SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}")
     k = int(setup.get("accumulate", 1))
-    options = dict(setup.get("options") or {})
+    if k < 1:
+        raise ValueError(f"accumulate must be 1 or more, not {k}")
+    # only the parabola's two numbers, as floats: nothing else of the log reaches the code
+    options = {
+        key: float(value)
+        for key, value in dict(setup.get("options") or {}).items()
+        if key in ("curvature", "theta_star")
+    }
     lr = float(setup["lr"])
     spec = dict(setup.get("optimizer") or {"kind": "sgd"})
     info = scenarios.info(scenario)
@@ -250,11 +257,11 @@ def _session(setup: Setup) -> Session:
         lines += ["", "", "data = batches()"]
         draw = ("X, y = next(data)  # the next batch",)
     lines.append(make_optimizer)
-    program = ", ".join(setup.get("program") or [])
+    program = ", ".join(_program(setup.get("program") or [], "setup"))
     words = [
         f"Scenario {scenario}: {info.description}",
         f"Seed {seed}, lr {_num(lr)}, {optimizer_words}, accumulate {k}"
-        + (f", options {options}" if options else "")
+        + "".join(f", {key} {_num(value)}" for key, value in options.items())
         + ".",
         f"Loop program at the start: {program}.",
     ]
@@ -310,6 +317,14 @@ def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[st
     )
 
 
+def _program(program: list[Any], where: str) -> list[str]:
+    """A program's entries, each one of ENTRIES (the comment that shows it is code too)."""
+    unknown = [e for e in program if e not in ENTRIES]
+    if unknown:
+        raise ValueError(f"{where}: unknown program entries {unknown!r}")
+    return [str(e) for e in program]
+
+
 def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
     units = []
     for number, event in enumerate(events):
@@ -334,7 +349,7 @@ def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
             lr = _num(event["lr"])
             units.append(Unit(("for group in optimizer.param_groups:", f'    group["lr"] = {lr}')))
         elif op == "program":
-            program = list(event["program"])
+            program = _program(event["program"], f"event {number}")
             preset = preset_of(program)
             named = f" (preset {preset})" if preset else ""
             words = f"loop program changed to: {', '.join(program)}{named}"
@@ -418,9 +433,13 @@ def _result(loss: bool) -> list[str]:
 
 
 def _build(setup: Setup, events: list[Event]) -> tuple[Session, list[Piece], _State]:
-    session = _session(setup)
-    state = _State()
-    pieces = _fold(_units(session, list(events), state))
+    """Raises ValueError for a log that does not fit the format (or could not have run)."""
+    try:
+        session = _session(setup)
+        state = _State()
+        pieces = _fold(_units(session, list(events), state))
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"not a session log: {error!r}") from error
     return session, pieces, state
 
 

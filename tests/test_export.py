@@ -433,6 +433,20 @@ def test_bad_logs_are_refused() -> None:
         export.script(setup, [{"op": "line", "entry": "loss", "ok": True}])
     with pytest.raises(ValueError, match="unknown scenario"):
         export.script({**setup, "scenario": "mnist"}, [])
+    # nothing of the log reaches the code unchecked: not even a comment line
+    sneaky = ["step\nimport os"]
+    with pytest.raises(ValueError, match="unknown program entries"):
+        export.script(setup, [{"op": "program", "program": sneaky}])
+    with pytest.raises(ValueError, match="unknown program entries"):
+        export.notebook({**setup, "program": sneaky}, [])
+    with pytest.raises(ValueError, match="not a session log"):
+        export.script(setup, [{"op": "lr"}])
+    with pytest.raises(ValueError, match="not a session log"):
+        export.script(setup, ["step"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="accumulate"):
+        export.script({**setup, "accumulate": 0}, [])
+    parabola = make_setup("parabola", options={"curvature": 2.0, "x\nimport os": 1.0})
+    assert "import os" not in export.script(parabola, [])
 
 
 # -- random sessions --------------------------------------------------------------
