@@ -379,8 +379,8 @@ def _fold(units: list[Unit]) -> list[Piece]:
     while i < n:
         best = (1, 1)
         for p in range(1, min(MAX_PERIOD, (n - i) // 2) + 1):
-            if keys[i + p] != keys[i]:
-                continue
+            if keys[i + p] != keys[i] or keys[i + 2 * p - 1] != keys[i + p - 1]:
+                continue  # cheap checks first: most places repeat nothing
             block, r = keys[i : i + p], 2
             if keys[i + p : i + 2 * p] != block:
                 continue
