@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 import pydantic_core
 from fastapi import APIRouter, Depends, Query, Request, Response
 
+from .. import export
 from ..engine import Toggles
 from ..engine import scenarios as catalogue
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec
@@ -69,10 +71,14 @@ class SessionTarget:
     session_id: str
 
     async def use(self, read: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
-        """Answer with what ``read`` takes from the session's Timeline, alone: concurrent
-        requests on it take turns. Whatever ``read`` changed is in the store before the answer
-        goes out. The answer is plain data made fresh under the lock (the engine never changes
-        it afterwards), so it is turned into JSON after the lock is let go.
+        """Answer with what ``read`` takes from the session's Timeline, as JSON."""
+        return as_json(await self.take(read, heavy=heavy))
+
+    async def take(self, read: Callable[[Timeline], Any], *, heavy: bool = False) -> Any:
+        """What ``read`` takes from the session's Timeline, alone: concurrent requests on it
+        take turns. Whatever ``read`` changed is in the store before the answer goes out. The
+        result is plain data made fresh under the lock (the engine never changes it
+        afterwards), so it is turned into JSON after the lock is let go.
 
         A line on these tiny models takes less time than handing it to a worker thread, so
         it runs right here when the session is in memory and free. A ``heavy`` action (``run``),
@@ -83,7 +89,7 @@ class SessionTarget:
         if session is not None and not heavy and session.lock.acquire(blocking=False):
             try:
                 if not session.gone:
-                    return as_json(self._act(session, read))
+                    return self._act(session, read)
             finally:
                 session.lock.release()
         if session is not None:
@@ -92,10 +98,10 @@ class SessionTarget:
                 raise SessionBusy(self.session_id)
             session.waiting += 1  # only ever changed on the event loop's thread: no race
             try:
-                return as_json(await anyio.to_thread.run_sync(self._locked, session, read))
+                return await anyio.to_thread.run_sync(self._locked, session, read)
             finally:
                 session.waiting -= 1
-        return as_json(await anyio.to_thread.run_sync(self._locked, None, read))
+        return await anyio.to_thread.run_sync(self._locked, None, read)
 
     def _act(self, session: LiveSession, read: Callable[[Timeline], Any]) -> Any:
         try:
@@ -326,3 +332,32 @@ async def snapshot(target: Target, request: Request) -> Response:
     response = await target.use(take, heavy=True)
     response.status_code = 201
     return response
+
+
+SCRIPT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    200: {
+        "content": {"text/x-python": {}, "application/x-ipynb+json": {}},
+        "description": "the script, or the notebook with ?format=ipynb",
+    },
+}
+
+
+@router.get("/sessions/{session_id}/script", response_class=Response, responses=SCRIPT_RESPONSES)
+async def script(target: Target, format: Literal["py", "ipynb"] = "py") -> Response:
+    """This session up to its current moment as plain PyTorch: a standalone script (torch, plus
+    scikit-learn for moons) that runs the same lines and prints the same numbers as JSON."""
+
+    def log(timeline: Timeline) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        setup, events = timeline.log()
+        return setup.to_json(), [e.to_json() for e in events]
+
+    setup, events = await target.take(log, heavy=True)  # copied under the session's lock
+    if format == "ipynb":
+        body = json.dumps(await anyio.to_thread.run_sync(export.notebook, setup, events))
+        media, name = "application/x-ipynb+json", "loop_stepper.ipynb"
+    else:
+        body = await anyio.to_thread.run_sync(export.script, setup, events)
+        media, name = "text/x-python; charset=utf-8", "loop_stepper.py"
+    disposition = f'attachment; filename="{name}"'
+    return Response(body, media_type=media, headers={"Content-Disposition": disposition})
