@@ -1,6 +1,7 @@
 # Loop Stepper for a classroom: one container, one server process, every student's session in it.
 #   docker build -t loop-stepper .
-#   docker run -d --name loop-stepper -p 8000:8000 loop-stepper      # students open http://<host>:8000
+#   docker run -d --name loop-stepper -p 8000:8000 -v loop-stepper-data:/data loop-stepper
+#   (students open http://<host>:8000; the volume keeps every session across restarts)
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -27,12 +28,17 @@ COPY app ./app
 COPY templates ./templates
 COPY static ./static
 
-RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin loopstepper
+RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin loopstepper \
+ && mkdir /data && chown 10001 /data
 USER 10001
+# Every session's log (SQLite, sessions.sqlite3): mount a volume here so sessions survive the
+# container, e.g. `docker run -v loop-stepper-data:/data ...`.
+VOLUME /data
 
 # Settings are environment variables (LOOP_STEPPER_*): see the README's Classroom section.
 # MALLOC_ARENA_MAX: glibc's per-thread arenas let RSS creep as sessions come and go; 2 keeps it flat.
-ENV PYTHONPATH=/srv/loop-stepper LOOP_STEPPER_HOST=0.0.0.0 LOOP_STEPPER_PORT=8000 MALLOC_ARENA_MAX=2
+ENV PYTHONPATH=/srv/loop-stepper LOOP_STEPPER_HOST=0.0.0.0 LOOP_STEPPER_PORT=8000 MALLOC_ARENA_MAX=2 \
+    LOOP_STEPPER_DATA=/data
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('LOOP_STEPPER_PORT', '8000') + '/healthz', timeout=4)"

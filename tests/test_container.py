@@ -84,6 +84,14 @@ def get_json(url: str) -> Any:
         return json.loads(response.read())
 
 
+def post_json(url: str, body: dict[str, Any]) -> Any:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"content-type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
 def wait_for_json(url: str, running: Callable[[], bool], seconds: float = 120) -> Any:
     deadline = time.monotonic() + seconds
     while True:
@@ -214,3 +222,14 @@ def test_the_image_builds_answers_runs_as_non_root_with_the_locked_versions() ->
             "exec", container, "python", "-c", "import torch; print(torch.version.cuda)"
         )
         assert cuda == "None", cuda
+
+        # Sessions live in the /data volume: a restarted container answers as before, and its
+        # graph (forward, loss before the restart) backpropagates to the worked example.
+        assert "LOOP_STEPPER_DATA=/data" in config["Env"]
+        sid = post_json(f"{url}/api/sessions", {})["id"]
+        post_json(f"{url}/api/sessions/{sid}/forward", {})
+        before = post_json(f"{url}/api/sessions/{sid}/loss", {})
+        engine.run("restart", "-t", "5", container)
+        assert wait_for_json(f"{url}/api/sessions/{sid}", running) == before
+        after = post_json(f"{url}/api/sessions/{sid}/backward", {})
+        assert [p["grad"] for p in after["params"]] == [[[-23.5]], [-8.0]]
