@@ -81,7 +81,7 @@ class SessionStore:
 
     def evict_idle(self) -> int:
         """Let every session idle longer than the timeout leave memory; returns how many went."""
-        gone = 0
+        gone: list[str] = []
         with self._lock:
             limit = self.clock() - self.idle_timeout
             for key, (session, used) in list(self._live.items()):
@@ -89,13 +89,16 @@ class SessionStore:
                     break
                 if self._release(session):
                     del self._live[key]
-                    gone += 1
-        return gone
+                    gone.append(key)
+        if gone:
+            self.store.touch(gone)  # their retention counts from their last use, about now
+        return len(gone)
 
     def sweep(self, room: int = 0) -> int:
-        """The store's retention and caps; sessions live in memory are kept."""
+        """The store's retention and caps; sessions live in memory are kept (and touched)."""
         with self._lock:
             live = list(self._live)
+        self.store.touch(live)
         return self.store.sweep(live, room)
 
     @staticmethod
@@ -114,6 +117,7 @@ class SessionStore:
         for key, (session, _) in self._live.items():
             if self._release(session):
                 del self._live[key]
+                self.store.touch([key])
                 return
         raise StoreFull(f"the server holds its maximum of {self.max_live} sessions in use")
 

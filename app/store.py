@@ -173,12 +173,14 @@ class SqliteStore:
                     "UPDATE logs SET first = ?, dropped = ?, base_points = ? WHERE id = ?",
                     (first, change.dropped, _dumps(change.base_points), log_id),
                 )
-            found = db.execute(
-                "UPDATE logs SET head = coalesce(?, head), used = ? WHERE id = ?",
-                (change.head, self.clock(), log_id),
-            ).rowcount
-            if not found:
-                raise NoSuchLog(log_id)
+            # `used` is not written here (an index would change on every line): sessions in
+            # memory are touched when they leave it and before each sweep
+            if change.head is not None:
+                found = db.execute(
+                    "UPDATE logs SET head = ? WHERE id = ?", (change.head, log_id)
+                ).rowcount
+                if not found:
+                    raise NoSuchLog(log_id)
 
     def touch(self, log_ids: Iterable[str]) -> None:
         """Mark sessions as used (those in memory, answered without writing)."""
