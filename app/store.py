@@ -25,7 +25,7 @@ from typing import Any
 
 from . import checkpoints
 from .engine import LabState
-from .timeline import Change, Event, Setup
+from .timeline import AT_END, Change, Event, Setup
 
 DAY = 86_400.0
 SCHEMA = 1  # PRAGMA user_version; each migration below moves it up by one
@@ -35,7 +35,7 @@ MIGRATIONS = {
         id TEXT PRIMARY KEY,
         kind TEXT NOT NULL CHECK (kind IN ('session', 'snapshot')),
         setup TEXT NOT NULL,
-        head INTEGER NOT NULL,
+        head INTEGER,  -- NULL: the newest event (a line at the end writes only its event)
         first INTEGER NOT NULL DEFAULT 0,
         dropped INTEGER NOT NULL DEFAULT 0,
         base_points TEXT NOT NULL DEFAULT '[]',
@@ -70,13 +70,24 @@ class NoSuchLog(KeyError):
     pass
 
 
+def _only_events(change: Change) -> bool:
+    return (
+        len(change.events) == 1
+        and change.rebased is None
+        and change.truncate is None
+        and change.head is None
+        and change.forget_before is None
+        and not change.checkpoints
+    )
+
+
 def _dumps(data: Any) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
 class SqliteStore:
     """One connection, one lock: SQLite writes one transaction at a time anyway, and each of
-    ours is a few rows (a line is one event row and the log's head)."""
+    ours is a few rows (a line at the newest moment is one event row, one statement)."""
 
     def __init__(
         self,
@@ -129,18 +140,25 @@ class SqliteStore:
     def create(self, log_id: str, setup: Setup) -> None:
         with self._tx() as db:
             db.execute(
-                "INSERT INTO logs (id, kind, setup, head, used) VALUES (?, 'session', ?, -1, ?)",
+                "INSERT INTO logs (id, kind, setup, used) VALUES (?, 'session', ?, ?)",
                 (log_id, _dumps(setup.to_json()), self.clock()),
             )
 
     def append(self, log_id: str, change: Change) -> None:
         """Write what one action did, all or nothing."""
+        if _only_events(change):  # the usual line: one statement, atomic on its own
+            with self._lock:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO events (log, seq, body) VALUES (?, ?, ?)",
+                    [(log_id, s, _dumps(e.to_json())) for s, e in change.events],
+                )
+            return
         with self._tx() as db:
             if change.rebased is not None:
                 db.execute("DELETE FROM events WHERE log = ?", (log_id,))
                 db.execute("DELETE FROM checkpoints WHERE log = ?", (log_id,))
                 db.execute(
-                    "UPDATE logs SET setup = ?, head = -1, first = 0, dropped = 0, "
+                    "UPDATE logs SET setup = ?, head = NULL, first = 0, dropped = 0, "
                     "base_points = '[]' WHERE id = ?",
                     (_dumps(change.rebased.to_json()), log_id),
                 )
@@ -175,12 +193,13 @@ class SqliteStore:
                 )
             # `used` is not written here (an index would change on every line): sessions in
             # memory are touched when they leave it and before each sweep
-            if change.head is not None:
-                found = db.execute(
-                    "UPDATE logs SET head = ? WHERE id = ?", (change.head, log_id)
-                ).rowcount
-                if not found:
-                    raise NoSuchLog(log_id)
+            head = None if change.head == AT_END else change.head
+            found = db.execute(
+                "UPDATE logs SET head = CASE WHEN ? THEN ? ELSE head END WHERE id = ?",
+                (change.head is not None, head, log_id),
+            ).rowcount
+            if not found:
+                raise NoSuchLog(log_id)
 
     def touch(self, log_ids: Iterable[str]) -> None:
         """Mark sessions as used (those in memory, answered without writing)."""
@@ -206,7 +225,7 @@ class SqliteStore:
         setup, head, first, dropped, base_points = row
         return StoredLog(
             Setup.from_json(json.loads(setup)),
-            head,
+            AT_END if head is None else head,
             first,
             dropped,
             json.loads(base_points),
@@ -255,6 +274,10 @@ class SqliteStore:
             if row is None:
                 raise NoSuchLog(source)
             head = row[0]
+            if head is None:  # at its newest event: all of it
+                head = db.execute(
+                    "SELECT coalesce(max(seq), -1) FROM events WHERE log = ?", (source,)
+                ).fetchone()[0] + 1
             db.execute(
                 "INSERT INTO logs (id, kind, setup, head, first, dropped, base_points, used) "
                 "SELECT ?, ?, setup, head, first, dropped, base_points, ? FROM logs WHERE id = ?",
@@ -306,6 +329,11 @@ class SqliteStore:
             size -= nbytes
         for log_id in doomed:
             self.delete(log_id)
+        if room:  # making room for a new session: the quick part only
+            return len(doomed)
+        with self._tx() as db:  # rows a request wrote while its session was being deleted
+            db.execute("DELETE FROM events WHERE log NOT IN (SELECT id FROM logs)")
+            db.execute("DELETE FROM checkpoints WHERE log NOT IN (SELECT id FROM logs)")
         return len(doomed)
 
     def size(self, log_id: str) -> int:

@@ -163,6 +163,8 @@ class Change:
     events: list[tuple[int, Event]] = field(default_factory=list)
     checkpoints: list[tuple[int, bool, LabState]] = field(default_factory=list)
     forget_before: int | None = None  # events and checkpoints before this one are gone
+    # where the log stands when that is not its newest event (after a rewind), or AT_END when
+    # it is back there; None: as before. A line at the end writes nothing but its event.
     dropped: int = 0  # with forget_before: how many moments are gone
     base_points: list[dict[str, Any]] = field(default_factory=list)  # and their loss points
     head: int | None = None
@@ -171,6 +173,9 @@ class Change:
         return any(
             v is not None for v in (self.rebased, self.truncate, self.forget_before, self.head)
         ) or bool(self.events or self.checkpoints)
+
+
+AT_END = -2
 
 
 class Journal(Protocol):
@@ -237,7 +242,9 @@ class Timeline:
         for seq, clean in saved.checkpoints:
             timeline.checkpoints[seq] = Checkpoint(clean, None)
         timeline._stale = True  # the Lab is at the start, not at the head: restore first
-        timeline._goto(saved.head)
+        end = saved.first + len(saved.events) - 1
+        timeline._goto(end if saved.head == AT_END else saved.head)
+        timeline._saved_at_end = timeline.head == end
         timeline.change = Change()
         return timeline
 
@@ -252,6 +259,7 @@ class Timeline:
         self.base_points: list[dict[str, Any]] = []  # loss points older than the kept events
         self.checkpoints: dict[int, Checkpoint] = {-1: Checkpoint(True, self.lab.capture())}
         self._stale = False  # True while the Lab is not at the head
+        self._saved_at_end = True  # the store's head is "the newest event"
 
     # -- the actions -----------------------------------------------------------------
 
@@ -300,7 +308,9 @@ class Timeline:
                 f"{self.first_moment} to {self.moments}"
             )
         self._goto(self._seq_of(n))
-        self.change.head = self.head
+        at_end = self.head == self.first + len(self.events) - 1
+        self.change.head = AT_END if at_end else self.head
+        self._saved_at_end = at_end
 
     def back(self) -> None:
         if self.moment <= self.first_moment:
@@ -387,7 +397,8 @@ class Timeline:
             self.points.append(self.head)
             self.point_values.append(event.point)
         self.change.events.append((self.head, event))
-        self.change.head = self.head
+        if not self._saved_at_end:
+            self.change.head, self._saved_at_end = AT_END, True
         if len(self.lines) > self.keep + self.every * 5:
             self._forget()
 

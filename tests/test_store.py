@@ -51,7 +51,9 @@ def test_a_log_reads_back_as_written(tmp_path: Path) -> None:
     with pytest.raises(NoSuchLog):
         store.load("nope")
     stray = Timeline(NEURON)
-    stray.next()
+    stray.run(1)
+    stray.rewind(2)
+    stray.next()  # from a past moment: the store must cut, and finds no such log
     with pytest.raises(NoSuchLog):
         store.append("nope", stray.drain())
 
