@@ -275,9 +275,12 @@ class SqliteStore:
                 raise NoSuchLog(source)
             head = row[0]
             if head is None:  # at its newest event: all of it
-                head = db.execute(
-                    "SELECT coalesce(max(seq), -1) FROM events WHERE log = ?", (source,)
-                ).fetchone()[0] + 1
+                head = (
+                    db.execute(
+                        "SELECT coalesce(max(seq), -1) FROM events WHERE log = ?", (source,)
+                    ).fetchone()[0]
+                    + 1
+                )
             db.execute(
                 "INSERT INTO logs (id, kind, setup, head, first, dropped, base_points, used) "
                 "SELECT ?, ?, setup, head, first, dropped, base_points, ? FROM logs WHERE id = ?",
