@@ -38,10 +38,15 @@ def encode(state: LabState) -> bytes:
             dtype = str(value.dtype).removeprefix("torch.")
             return {"$t": [dtype, list(value.shape), offset - len(raw), len(raw)]}
         if isinstance(value, np.ndarray):
-            raw = np.ascontiguousarray(value).tobytes()
+            kept = value
+            # a batch order (0..149) needs 2 bytes a number, not 8: stored small, read back as was
+            if value.dtype.kind in "iu" and value.size and 0 <= value.min() and value.max() < 2**16:
+                kept = value.astype("<u2")
+            raw = np.ascontiguousarray(kept).tobytes()
             chunks.append(raw)
             offset += len(raw)
-            return {"$a": [value.dtype.str, list(value.shape), offset - len(raw), len(raw)]}
+            where = [kept.dtype.str, list(value.shape), offset - len(raw), len(raw)]
+            return {"$a": [*where, value.dtype.str]}
         if isinstance(value, dict):
             return {"$d": [[pack(k), pack(v)] for k, v in value.items()]}
         if isinstance(value, tuple):
@@ -71,8 +76,9 @@ def decode(blob: bytes) -> LabState:
             t = torch.frombuffer(bytearray(data[start : start + size]), dtype=_DTYPES[dtype])
             return t.reshape(shape)
         if "$a" in value:
-            dtype, shape, start, size = value["$a"]
-            return np.frombuffer(data[start : start + size], dtype=dtype).reshape(shape).copy()
+            dtype, shape, start, size, was = value["$a"]
+            array = np.frombuffer(data[start : start + size], dtype=dtype).reshape(shape)
+            return array.astype(was)
         if "$d" in value:
             return {unpack(k): unpack(v) for k, v in value["$d"]}
         if "$u" in value:

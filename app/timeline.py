@@ -26,7 +26,7 @@ from .engine.optimizers import OptimizerSpec
 from .engine.program import ENTRIES
 
 KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be reached
-CHECKPOINT_EVERY = 20  # events between checkpoints: bounds a rewind's replay
+CHECKPOINT_EVERY = 10  # events between checkpoints: a rewind replays 5 lines on average
 CHECKPOINTS_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the store
 HISTORY_LIMIT = 1000
 

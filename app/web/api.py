@@ -302,13 +302,13 @@ REWIND_ERRORS: dict[int | str, dict[str, Any]] = {
 @router.post("/sessions/{session_id}/rewind", response_model=Session, responses=ERRORS)
 async def rewind(call: Call, body: RewindBody) -> Response:
     """The Session exactly as it was answered right after line ``to`` (0: the start)."""
-    return await call.act(lambda timeline: timeline.rewind(body.to), heavy=True)
+    return await call.act(lambda timeline: timeline.rewind(body.to))
 
 
 @router.post("/sessions/{session_id}/back", response_model=Session, responses=REWIND_ERRORS)
 async def back(call: Call) -> Response:
     """One moment back: the Session as it was answered after the line before."""
-    return await call.act(Timeline.back, heavy=True)
+    return await call.act(Timeline.back)
 
 
 @router.get("/sessions/{session_id}/timeline", response_model=TimelineOut, responses=ERRORS)
