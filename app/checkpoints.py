@@ -40,7 +40,7 @@ def encode(state: LabState) -> bytes:
         if isinstance(value, np.ndarray):
             kept = value
             # a batch order (0..149) needs 2 bytes a number, not 8: stored small, read back as was
-            if value.dtype.kind in "iu" and value.size and 0 <= value.min() and value.max() < 2**16:
+            if value.dtype.kind in "iu" and value.size and value.min() >= 0 and value.max() < 2**16:
                 kept = value.astype("<u2")
             raw = np.ascontiguousarray(kept).tobytes()
             chunks.append(raw)
