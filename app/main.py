@@ -41,7 +41,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.freeze()
         tasks = [
             asyncio.create_task(every(settings.evict_interval, store.evict_idle)),
-            asyncio.create_task(every(settings.sweep_interval, store.sweep, thread=True)),
+            asyncio.create_task(every(settings.sweep_interval, store.sweep)),
         ]
         try:
             yield
@@ -158,12 +158,10 @@ def open_store(settings: Settings) -> SqliteStore:
     )
 
 
-async def every(interval: float, job: Callable[[], object], *, thread: bool = False) -> None:
+async def every(interval: float, job: Callable[[], object]) -> None:
     """Run ``job`` every ``interval`` seconds (idle sessions leave memory; the store's
-    retention), not only when a new session is created."""
+    retention), not only when a new session is created. In a thread: both touch the store,
+    which the event loop must never wait for."""
     while True:
         await asyncio.sleep(interval)
-        if thread:
-            await anyio.to_thread.run_sync(job)
-        else:
-            job()
+        await anyio.to_thread.run_sync(job)

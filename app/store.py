@@ -110,6 +110,14 @@ class SqliteStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=OFF")
         self._migrate()
+        # the sweep's long reads on a connection of their own (WAL lets them run beside the
+        # writes), so a line's write never waits for a scan of every log
+        self._reader = (
+            self._db
+            if self.path == ":memory:"
+            else sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        )
+        self._reading = self._lock if self._reader is self._db else threading.Lock()
 
     def _migrate(self) -> None:
         with self._tx() as db:
@@ -133,6 +141,8 @@ class SqliteStore:
 
     def close(self) -> None:
         with self._lock:
+            if self._reader is not self._db:
+                self._reader.close()
             self._db.close()
 
     # -- sessions --------------------------------------------------------------------
@@ -306,15 +316,15 @@ class SqliteStore:
         many logs went."""
         now = self.clock()
         keep = set(live)
-        with self._lock:
-            old = self._db.execute(
+        with self._reading:
+            old = self._reader.execute(
                 "SELECT id FROM logs WHERE (kind = 'session' AND used < ?) "
                 "OR (kind = 'snapshot' AND used < ?)",
                 (now - self.retain, now - self.snapshot_life),
             ).fetchall()
             doomed = [i for (i,) in old if i not in keep]
-            count = self._db.execute("SELECT count(*) FROM logs").fetchone()[0] - len(doomed)
-            rows = self._db.execute(
+            count = self._reader.execute("SELECT count(*) FROM logs").fetchone()[0] - len(doomed)
+            rows = self._reader.execute(
                 "SELECT id, (SELECT coalesce(sum(length(body)), 0) FROM events WHERE log = id)"
                 " + (SELECT coalesce(sum(length(state)), 0) FROM checkpoints WHERE log = id)"
                 " FROM logs ORDER BY used"
