@@ -32,6 +32,33 @@ REFUSED = {
 }
 
 
+# The entries an exported script can write so far; the rest of the loop (clipping, the
+# scheduler, train/eval, logging, checkpoints) and the moons options are refused, never
+# written wrongly.
+EXPORTABLE = frozenset(
+    (
+        "forward",
+        "loss",
+        "zero_grad",
+        "zero_grad(set_to_none=False)",
+        "backward",
+        "backward(retain_graph=True)",
+        "step",
+    )
+)
+NEW_SETUP = {
+    "scheduler": None,
+    "dropout": 0.0,
+    "batchnorm": False,
+    "softmax_before_loss": False,
+    "dtype": "float64",
+}
+
+
+class Unsupported(ValueError):
+    """A real session log the export cannot write as a script yet (the API answers 409)."""
+
+
 # -- what the events become -------------------------------------------------------
 
 
@@ -196,6 +223,11 @@ def _data(
 
 
 def _session(setup: Setup) -> Session:
+    for key, default in NEW_SETUP.items():
+        if setup.get(key, default) != default:
+            raise Unsupported(
+                f"the export cannot write a session created with {key} = {setup[key]!r} yet"
+            )
     scenario, seed = setup.get("scenario"), int(setup.get("seed", 0))
     if scenario not in scenarios.SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}")
@@ -333,6 +365,11 @@ def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
             entry = event.get("entry")
             if entry not in ENTRIES:
                 raise ValueError(f"event {number}: unknown entry {entry!r}")
+            if entry not in EXPORTABLE:
+                raise Unsupported(
+                    f"the export cannot write the line {entry!r} as a script yet: this "
+                    "session's log holds it"
+                )
             name = ENTRIES[entry][0]
             state.lines += 1
             if event.get("ok", True):
@@ -438,6 +475,8 @@ def _build(setup: Setup, events: list[Event]) -> tuple[Session, list[Piece], _St
         session = _session(setup)
         state = _State()
         pieces = _fold(_units(session, list(events), state))
+    except Unsupported:
+        raise
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"not a session log: {error!r}") from error
     return session, pieces, state

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from app import export
 from app.engine import Lab, LineError
 from app.engine.optimizers import OptimizerSpec
-from app.engine.program import ENTRIES, NO_BUGS, PRESETS, program_for
+from app.engine.program import NO_BUGS, PRESETS, program_for
 from app.engine.scenarios import info
 
 PRESET = {p.name: list(p.program) for p in PRESETS}
@@ -451,7 +451,7 @@ def test_bad_logs_are_refused() -> None:
 
 # -- random sessions --------------------------------------------------------------
 
-entries = st.sampled_from(sorted(ENTRIES))
+entries = st.sampled_from(sorted(export.EXPORTABLE))
 actions = st.one_of(
     st.tuples(st.just("line"), entries),
     st.tuples(st.just("next"), st.integers(1, 6)),

@@ -18,22 +18,50 @@ ENTRIES: dict[str, tuple[str, dict[str, bool]]] = {
     "backward": ("backward", {}),
     "backward(retain_graph=True)": ("backward", {"retain_graph": True}),
     "step": ("step", {}),
+    "clip_grad_norm": ("clip_grad_norm", {}),
+    "scheduler_step": ("scheduler_step", {}),
+    "train": ("train", {}),
+    "eval": ("eval", {}),
+    "log_item": ("log_item", {}),
+    "log_tensor": ("log_tensor", {}),
+    "checkpoint": ("checkpoint", {}),
+    "checkpoint(model_only=True)": ("checkpoint", {"model_only": True}),
+    "resume": ("resume", {}),
 }
 MAX_PROGRAM = 20  # entries in a program a student writes
 
 CORRECT = ("forward", "loss", "zero_grad", "backward", "step")
 
 
-def code(entry: str, accumulate: int = 1) -> str:
+# the Python of the entries that are one fixed line
+FIXED = {
+    "scheduler_step": "scheduler.step()",
+    "train": "model.train()",
+    "eval": "model.eval()",
+    "log_item": "running_loss += loss.item()",
+    "log_tensor": "running_loss += loss",
+    "checkpoint": 'ckpt = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}',
+    "checkpoint(model_only=True)": 'ckpt = {"model": model.state_dict()}',
+    "resume": "model, optimizer = fresh(ckpt)  # new model and optimizer, then load_state_dict "
+    "of what ckpt holds",
+}
+
+
+def code(entry: str, accumulate: int = 1, *, max_norm: float = 1.0, softmax: bool = False) -> str:
     """The exact Python an entry stands for."""
     line, kwargs = ENTRIES[entry]
     args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+    if entry in FIXED:
+        return FIXED[entry]
     if line == "forward":
         return "out = model(X)"
     if line == "loss":
-        return "loss = loss_fn(out, y)" + (f" / {accumulate}" if accumulate > 1 else "")
+        out = "out.softmax(dim=1)" if softmax else "out"
+        return f"loss = loss_fn({out}, y)" + (f" / {accumulate}" if accumulate > 1 else "")
     if line == "backward":
         return f"loss.backward({args})"
+    if line == "clip_grad_norm":
+        return f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm={max_norm})"
     return f"optimizer.{line}({args})"
 
 
@@ -78,6 +106,9 @@ class Preset:
     title: str
     program: tuple[str, ...]
     explanation: str
+    # what the session needs for the bug to show (a scenario, an optimizer, setup options);
+    # only ``softmax_before_loss`` is part of what makes a session this preset
+    setup: tuple[tuple[str, object], ...] = ()
 
 
 PRESETS = [
@@ -133,8 +164,17 @@ PRESETS = [
 ]
 
 
-def preset_of(program: list[str]) -> str | None:
-    return next((p.name for p in PRESETS if list(p.program) == program), None)
+def preset_of(program: list[str], softmax_before_loss: bool = False) -> str | None:
+    """The preset a program (and the loss line's softmax) equals."""
+    return next(
+        (
+            p.name
+            for p in PRESETS
+            if list(p.program) == program
+            and dict(p.setup).get("softmax_before_loss", False) == softmax_before_loss
+        ),
+        None,
+    )
 
 
 def carry_cursor(old: list[str], cursor: int, new: list[str]) -> int:

@@ -6,7 +6,8 @@ const KEY = "loop-stepper.session";
 export const SCENARIOS = ["neuron", "moons", "parabola"];
 export const ENTRIES = [
   "forward", "loss", "zero_grad", "zero_grad(set_to_none=False)", "backward",
-  "backward(retain_graph=True)", "step",
+  "backward(retain_graph=True)", "step", "clip_grad_norm", "scheduler_step", "train", "eval",
+  "log_item", "log_tensor", "checkpoint", "checkpoint(model_only=True)", "resume",
 ];
 // the presets the two checkboxes already say; any other program goes in the URL itself
 const TOGGLE_PRESETS = ["correct", "skip_zero_grad", "step_first"];
