@@ -161,6 +161,72 @@ PRESETS = [
         "as with None; but with momentum or weight decay a zero gradient still moves the "
         "parameters (the buffer coasts, the decay pulls), while None makes step skip them.",
     ),
+    Preset(
+        "clip_before_backward",
+        "clip_grad_norm_ before backward",
+        ("forward", "loss", "zero_grad", "clip_grad_norm", "backward", "step"),
+        "Clipping edits .grad in place, so it belongs between backward and step. Here it runs "
+        "right after zero_grad: every .grad is None, it measures a total norm of 0 and scales "
+        "nothing, and step then applies the whole unclipped gradient (in the worked example "
+        "w jumps to 1.175 instead of moving by at most lr x max_norm). Without zero_grad it "
+        "would clip the stale buffers of the last iteration instead.",
+    ),
+    Preset(
+        "scheduler_before_step",
+        "scheduler.step() before optimizer.step()",
+        ("forward", "loss", "zero_grad", "backward", "scheduler_step", "step"),
+        "The scheduler's step goes after optimizer.step(). Called first, PyTorch warns "
+        '("Detected call of `lr_scheduler.step()` before `optimizer.step()`") and the first '
+        "value of the schedule is skipped: every step uses the lr one step further down the "
+        "schedule. Needs a scheduler at creation, e.g. StepLR(step_size=1, gamma=0.5).",
+        (("scheduler", {"kind": "step", "step_size": 1, "gamma": 0.5}),),
+    ),
+    Preset(
+        "eval_while_training",
+        "model.eval() left on while training",
+        ("eval", "forward", "loss", "zero_grad", "backward", "step"),
+        "model.eval() flips the flag Dropout and BatchNorm read: dropout zeroes nothing and "
+        "BatchNorm normalizes with its stored running statistics, which never update (the "
+        "buffers store stays where it was). Gradients still flow and the weights still move: "
+        "eval() does not switch autograd off. Needs moons with dropout or batchnorm.",
+        (("scenario", "moons"), ("dropout", 0.5), ("batchnorm", True)),
+    ),
+    Preset(
+        "log_tensor",
+        "running_loss += loss (the tensor)",
+        ("forward", "loss", "zero_grad", "backward", "step", "log_tensor"),
+        "running_loss += loss keeps the loss tensor, and with it its whole autograd graph: the "
+        "graphs kept alive grow by one every iteration (and their saved tensors too, in a "
+        "loop that never calls backward). loss.item() gives a Python float and keeps nothing.",
+    ),
+    Preset(
+        "softmax_before_loss",
+        "softmax before CrossEntropyLoss",
+        CORRECT,
+        "nn.CrossEntropyLoss applies log_softmax itself and expects raw logits. Fed "
+        "probabilities it applies softmax twice: outputs squashed into (0, 1) barely separate "
+        "the classes, the loss cannot go below -log(e / (e + 1)) = 0.313, gradients shrink "
+        "and training crawls. No error is raised. Needs moons with softmax_before_loss.",
+        (("scenario", "moons"), ("softmax_before_loss", True)),
+    ),
+    Preset(
+        "resume_without_optimizer",
+        "resume from a checkpoint without the optimizer state (Adam)",
+        (
+            "forward",
+            "loss",
+            "zero_grad",
+            "backward",
+            "step",
+            "checkpoint(model_only=True)",
+            "resume",
+        ),
+        "The checkpoint holds only model.state_dict(): resuming builds a fresh Adam, so the "
+        "fifth store empties, Adam's step count restarts at 1 and its first steps are full "
+        "lr-sized moves whatever the gradient's size: the loss jumps. A resumable checkpoint "
+        "also holds optimizer.state_dict() (and the scheduler's). Needs Adam.",
+        (("optimizer", {"kind": "adam"}),),
+    ),
 ]
 
 
