@@ -102,9 +102,13 @@ class SchedulerSpec:
         raise ValueError(f"unknown scheduler kind {self.kind!r}")
 
     def describe(self) -> dict[str, Any]:
-        if self.kind == "step":
-            return {"kind": "step", "step_size": self.step_size, "gamma": self.gamma}
-        return {"kind": "cosine", "T_max": self.T_max}
+        step = self.kind == "step"
+        return {
+            "kind": self.kind,
+            "step_size": self.step_size if step else None,
+            "gamma": self.gamma if step else None,
+            "T_max": None if step else self.T_max,
+        }
 
     @classmethod
     def read(cls, data: dict[str, Any] | None) -> SchedulerSpec | None:
