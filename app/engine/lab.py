@@ -558,8 +558,14 @@ class Lab:
         return {"status": status, "nodes": nodes, "edges": edges}
 
     def output(self, size: int = 30) -> dict[str, Any]:
-        """What the model computes now, for the output view; touches no store."""
-        return output.view(self.model, self.points, self.targets, size)
+        """What the model computes now, for the output view; touches no store: in eval mode
+        for the call, so no dropout mask is drawn and BatchNorm's statistics stay put."""
+        training = self.model.training
+        self.model.eval()
+        try:
+            return output.view(self.model, self.points, self.targets, size)
+        finally:
+            self.model.train(training)
 
     def history_since(self, since: int) -> list[dict[str, Any]]:
         """The kept loss points numbered ``since`` or later (all kept ones for 0)."""

@@ -316,3 +316,16 @@ def test_invalid_setups_are_refused_by_the_engine() -> None:
         Lab("neuron", 0.05, 0, dropout=0.5)
     with pytest.raises(ValueError, match="max_norm"):
         Lab("neuron", 0.05, 0, max_norm=0)
+
+
+def test_the_output_view_touches_no_store() -> None:
+    """It runs the model in eval mode: no mask drawn, no BatchNorm statistic moved."""
+    lab = Lab("moons", 0.3, 0, dropout=0.5, batchnorm=True)
+    lab.run(1)
+    before = lab.capture()
+    lab.output(10)
+    after = lab.capture()
+    assert lab.model.training and before.rng is not None and after.rng is not None
+    assert torch.equal(before.rng, after.rng)
+    for name, b in before.buffers.items():
+        assert torch.equal(b, after.buffers[name]), name
