@@ -121,22 +121,24 @@ def test_resume_without_a_checkpoint_is_409(client: httpx.Client) -> None:
 
 def test_the_export_refuses_what_it_cannot_write_yet(client: httpx.Client) -> None:
     sid = new(client)["id"]
-    program(client, sid, ["forward", "loss", "backward", "clip_grad_norm", "step"])
+    program(client, sid, ["forward", "loss", "backward", "checkpoint", "step"])
     line(client, sid, "run", {"iterations": 1})
     for fmt in ("py", "ipynb"):
         r = client.get(f"/api/sessions/{sid}/script", params={"format": fmt})
         assert r.status_code == 409
         assert r.json()["detail"] == (
-            "the export cannot write the line 'clip_grad_norm' as a script yet: this "
+            "the export cannot write the line 'checkpoint' as a script yet: this "
             "session's log holds it"
         )
     sid = new(client, scenario="moons", dropout=0.5)["id"]
     r = client.get(f"/api/sessions/{sid}/script")
     assert r.status_code == 409 and "dropout" in r.json()["detail"]
-    sid = new(client)["id"]  # the entries it can write still export
+    sid = new(client, max_norm=0.5)["id"]  # the entries it can write still export
+    program(client, sid, ["forward", "loss", "backward", "clip_grad_norm", "step", "log_item"])
     line(client, sid, "run", {"iterations": 1})
     r = client.get(f"/api/sessions/{sid}/script")
-    assert r.status_code == 200 and "optimizer.step()" in r.text
+    assert r.status_code == 200
+    assert "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)" in r.text
 
 
 def test_presets_name_their_setup(client: httpx.Client) -> None:
