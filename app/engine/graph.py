@@ -45,6 +45,9 @@ def walk(
     return nodes, edges
 
 
+_SAVED: dict[type, list[str]] = {}
+
+
 def kept(tensor: torch.Tensor) -> tuple[int, int]:
     """The autograd nodes a tensor keeps alive and the bytes of their saved tensors that
     are still held (backward frees them; a freed or since-modified one counts nothing)."""
@@ -56,9 +59,10 @@ def kept(tensor: torch.Tensor) -> tuple[int, int]:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        for attr in dir(node):
-            if not attr.startswith("_saved_"):
-                continue
+        kind = type(node)
+        if kind not in _SAVED:  # dir() is slow; a node class's saved attributes never change
+            _SAVED[kind] = [a for a in dir(node) if a.startswith("_saved_")]
+        for attr in _SAVED[kind]:
             try:
                 value = getattr(node, attr)
             except RuntimeError:  # freed by backward, or modified in place since
