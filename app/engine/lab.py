@@ -494,8 +494,11 @@ class Lab:
         self._freed = False
 
     def reset(self) -> None:
-        """Back to the initial parameters, iteration 0; toggles and lr kept."""
+        """Back to the initial parameters, iteration 0; toggles and lr kept (with a scheduler
+        the schedule starts again, from the creation lr: it owns the lr)."""
         self.restore(self._initial)
+        if self.scheduler is not None:
+            self.lr = self._initial.lr
 
     # -- reading the stores -------------------------------------------------------
 

@@ -329,3 +329,17 @@ def test_the_output_view_touches_no_store() -> None:
     assert torch.equal(before.rng, after.rng)
     for name, b in before.buffers.items():
         assert torch.equal(b, after.buffers[name]), name
+
+
+def test_reset_starts_the_schedule_again() -> None:
+    lab = Lab("neuron", 0.05, 0, scheduler=SchedulerSpec("cosine", T_max=4))
+    lab.set_program([*CORRECT, "scheduler_step"])
+    lab.run(2)
+    assert lab.lr < 0.05
+    lab.reset()
+    assert lab.lr == 0.05
+    again = Lab("neuron", 0.05, 0, scheduler=SchedulerSpec("cosine", T_max=4))
+    again.set_program([*CORRECT, "scheduler_step"])
+    lab.run(3)
+    again.run(3)
+    assert lab.snapshot() == again.snapshot()
