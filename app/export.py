@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .engine import scenarios
@@ -29,7 +29,44 @@ INDENT = "    "
 REFUSED = {
     "loss": ("out = model(X) has not run yet", "loss needs an output: run forward first"),
     "backward": ("loss = loss_fn(out, y) has not run yet", "backward needs a loss: run loss first"),
+    "log_item": ("loss = loss_fn(out, y) has not run yet", "log_item needs a loss: run loss first"),
+    "log_tensor": (
+        "loss = loss_fn(out, y) has not run yet",
+        "log_tensor needs a loss: run loss first",
+    ),
 }
+USES_LOSS = ("backward", "log_item", "log_tensor")
+
+
+# The entries an exported script can write so far; the rest of the loop (the scheduler,
+# checkpoints) and the moons options are refused, never written wrongly.
+EXPORTABLE = frozenset(
+    (
+        "forward",
+        "loss",
+        "zero_grad",
+        "zero_grad(set_to_none=False)",
+        "backward",
+        "backward(retain_graph=True)",
+        "step",
+        "clip_grad_norm",
+        "train",
+        "eval",
+        "log_item",
+        "log_tensor",
+    )
+)
+NEW_SETUP = {
+    "scheduler": None,
+    "dropout": 0.0,
+    "batchnorm": False,
+    "softmax_before_loss": False,
+    "dtype": "float64",
+}
+
+
+class Unsupported(ValueError):
+    """A real session log the export cannot write as a script yet (the API answers 409)."""
 
 
 # -- what the events become -------------------------------------------------------
@@ -61,6 +98,7 @@ class Session:
     loss: str
     title: str
     summary: tuple[str, ...]
+    max_norm: float = 1.0
 
 
 def _num(value: float) -> str:
@@ -196,6 +234,11 @@ def _data(
 
 
 def _session(setup: Setup) -> Session:
+    for key, default in NEW_SETUP.items():
+        if setup.get(key, default) != default:
+            raise Unsupported(
+                f"the export cannot write a session created with {key} = {setup[key]!r} yet"
+            )
     scenario, seed = setup.get("scenario"), int(setup.get("seed", 0))
     if scenario not in scenarios.SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}")
@@ -209,6 +252,9 @@ def _session(setup: Setup) -> Session:
         if key in ("curvature", "theta_star")
     }
     lr = float(setup["lr"])
+    max_norm = float(setup.get("max_norm", 1.0))
+    if not max_norm > 0:
+        raise ValueError(f"max_norm must be above 0, not {max_norm}")
     spec = dict(setup.get("optimizer") or {"kind": "sgd"})
     info = scenarios.info(scenario)
     model, streamed = _data(
@@ -266,7 +312,8 @@ def _session(setup: Setup) -> Session:
         f"Loop program at the start: {program}.",
     ]
     title = f"Loop Stepper session: {scenario}"
-    return Session(tuple(lines), (*draw, code("forward")), loss, title, tuple(words))
+    forward = (*draw, code("forward"))
+    return Session(tuple(lines), forward, loss, title, tuple(words), max_norm)
 
 
 # -- events to units --------------------------------------------------------------
@@ -281,6 +328,7 @@ class _State:
     lines: int = 0
     failed: int = 0
     forwards: int = 0
+    logged: bool = False  # a running_loss line ran: the script starts it at 0.0
 
 
 def _line(session: Session, entry: str) -> tuple[str, ...]:
@@ -289,13 +337,15 @@ def _line(session: Session, entry: str) -> tuple[str, ...]:
         return session.forward
     if name == "loss":
         return (session.loss,)
+    if name == "clip_grad_norm":
+        return (code(entry, max_norm=session.max_norm),)
     return (code(entry),)
 
 
 def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[str, ...]:
     name = ENTRIES[entry][0]
     lines = _line(session, entry)
-    missing = (name == "loss" and not state.out) or (name == "backward" and not state.loss)
+    missing = (name == "loss" and not state.out) or (name in USES_LOSS and not state.loss)
     if missing or (name in REFUSED and error == REFUSED[name][1]):
         return (
             f"# the Lab refused: {REFUSED[name][0]} (in plain Python, a NameError)",
@@ -333,15 +383,21 @@ def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
             entry = event.get("entry")
             if entry not in ENTRIES:
                 raise ValueError(f"event {number}: unknown entry {entry!r}")
+            if entry not in EXPORTABLE:
+                raise Unsupported(
+                    f"the export cannot write the line {entry!r} as a script yet: this "
+                    "session's log holds it"
+                )
             name = ENTRIES[entry][0]
             state.lines += 1
             if event.get("ok", True):
-                if (name == "loss" and not state.out) or (name == "backward" and not state.loss):
+                if (name == "loss" and not state.out) or (name in USES_LOSS and not state.loss):
                     raise ValueError(f"event {number}: {entry} ran before its input existed")
                 units.append(Unit(_line(session, entry)))
                 state.out |= name == "forward"
                 state.loss |= name == "loss"
                 state.forwards += name == "forward"
+                state.logged |= name.startswith("log_")
             else:
                 state.failed += 1
                 units.append(Unit(_failed(session, entry, state, str(event.get("error", "")))))
@@ -438,6 +494,10 @@ def _build(setup: Setup, events: list[Event]) -> tuple[Session, list[Piece], _St
         session = _session(setup)
         state = _State()
         pieces = _fold(_units(session, list(events), state))
+        if state.logged:
+            session = replace(session, setup=(*session.setup, "running_loss = 0.0"))
+    except Unsupported:
+        raise
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"not a session log: {error!r}") from error
     return session, pieces, state

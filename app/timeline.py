@@ -21,8 +21,10 @@ import bisect
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+import torch
+
 from .engine import Lab, LabState, LineError
-from .engine.optimizers import OptimizerSpec
+from .engine.optimizers import OptimizerSpec, SchedulerSpec
 from .engine.program import ENTRIES
 
 KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be reached
@@ -50,6 +52,12 @@ class Setup:
     accumulate: int = 1
     options: dict[str, float] = field(default_factory=dict)
     program: tuple[str, ...] = ()
+    max_norm: float = 1.0
+    scheduler: SchedulerSpec | None = None
+    dropout: float = 0.0  # moons only, like the three below
+    batchnorm: bool = False
+    softmax_before_loss: bool = False
+    dtype: str = "float64"
 
     def build(self) -> Lab:
         lab = Lab(
@@ -59,6 +67,12 @@ class Setup:
             optimizer=self.optimizer,
             accumulate=self.accumulate,
             options=self.options,
+            max_norm=self.max_norm,
+            scheduler=self.scheduler,
+            dropout=self.dropout,
+            batchnorm=self.batchnorm,
+            softmax_before_loss=self.softmax_before_loss,
+            dtype=self.dtype,
         )
         if self.program:
             lab.set_program(list(self.program))
@@ -79,6 +93,12 @@ class Setup:
             "accumulate": self.accumulate,
             "options": dict(self.options),
             "program": list(self.program),
+            "max_norm": self.max_norm,
+            "scheduler": None if self.scheduler is None else self.scheduler.describe(),
+            "dropout": self.dropout,
+            "batchnorm": self.batchnorm,
+            "softmax_before_loss": self.softmax_before_loss,
+            "dtype": self.dtype,
         }
 
     @classmethod
@@ -97,6 +117,13 @@ class Setup:
             data["accumulate"],
             dict(data["options"]),
             tuple(data["program"]),
+            # logs stored before these existed have the defaults
+            float(data.get("max_norm", 1.0)),
+            SchedulerSpec.read(data.get("scheduler")),
+            float(data.get("dropout", 0.0)),
+            bool(data.get("batchnorm", False)),
+            bool(data.get("softmax_before_loss", False)),
+            str(data.get("dtype", "float64")),
         )
 
 
@@ -417,7 +444,10 @@ class Timeline:
         self.change.truncate = self.head + 1
 
     def _checkpoint(self) -> None:
+        if isinstance(self.lab.running_loss, torch.Tensor):
+            return  # its graphs cannot be captured: such a state is never a checkpoint
         state = self.lab.capture()
+        assert state.exact
         state.history = []  # rebuilt from the loss points on restore
         clean = state.loss_spent or self.lab.loss_tensor is None
         self.checkpoints[self.head] = Checkpoint(clean, state)
@@ -429,15 +459,21 @@ class Timeline:
                     self.checkpoints[seq].state = None
 
     def _usable(self, seq: int, target: int) -> bool:
-        """Whether replaying from the checkpoint at ``seq`` reaches ``target`` exactly."""
-        if self.checkpoints[seq].clean:
-            return True
+        """Whether replaying from the checkpoint at ``seq`` reaches ``target`` exactly.
+
+        A clean checkpoint's stand-in loss fails a backward as the real one did and gives its
+        value, but it is not the real graph: ``running_loss += loss`` on it would keep other
+        nodes alive. So that line must not reach the old loss either."""
+        clean = self.checkpoints[seq].clean
         for e in self.events[seq + 1 - self.first : target + 1 - self.first]:
-            if e.op == "line" and _uses_loss(e.entry):
+            if e.op != "line":
+                continue
+            line = ENTRIES[e.entry][0]
+            if line == "log_tensor" or (not clean and (_uses_loss(e.entry) or line == "log_item")):
                 return False
-            if e.op == "line" and e.ok and _is_loss(e.entry):
+            if e.ok and _is_loss(e.entry):
                 return True  # the old loss is replaced before anything could use it
-        return False
+        return clean
 
     def _goto(self, target: int) -> None:
         seq = (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import Any
 
@@ -16,9 +17,24 @@ class Plain:
     """The lesson's variables (model, loss_fn, optimizer, out, loss) and nothing else."""
 
     def __init__(
-        self, scenario: str, lr: float, seed: int = 0, optimizer: str = "sgd", **kw: Any
+        self,
+        scenario: str,
+        lr: float,
+        seed: int = 0,
+        optimizer: str = "sgd",
+        *,
+        max_norm: float = 1.0,
+        scheduler: dict[str, Any] | None = None,
+        dropout: float = 0.0,
+        batchnorm: bool = False,
+        softmax_before_loss: bool = False,
+        dtype: torch.dtype = torch.float64,
+        **kw: Any,
     ) -> None:
-        """``optimizer`` "sgd" or "adam", ``kw`` its keyword arguments (momentum, betas...)."""
+        """``optimizer`` "sgd" or "adam", ``kw`` its keyword arguments (momentum, betas...);
+        the rest of the real loop's setup as the API takes it."""
+        self.seed, self.lr, self.kw, self.max_norm = seed, lr, kw, max_norm
+        self.softmax = softmax_before_loss
         if scenario == "neuron":
             self.x = torch.tensor([[1.0], [2.0], [3.0], [4.0]])
             self.y = torch.tensor([[2.0], [3.0], [5.0], [6.0]])
@@ -33,18 +49,38 @@ class Plain:
             x_train, _, y_train, _ = train_test_split(
                 x, labels, test_size=0.25, stratify=labels, random_state=seed
             )
-            self.x, self.y = torch.tensor(x_train), torch.tensor(y_train)
+            self.x, self.y = torch.tensor(x_train, dtype=dtype), torch.tensor(y_train)
             torch.manual_seed(seed)
-            self.model = nn.Sequential(
-                nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 2)
-            ).double()
+            self.model = self._moons(dropout, batchnorm).to(dtype)
             self.loss_fn = nn.CrossEntropyLoss()
             self.batches = self._epochs(seed)
-        make = torch.optim.Adam if optimizer == "adam" else torch.optim.SGD
-        self.optimizer = make(self.model.parameters(), lr=lr, **kw)
+        self.make = torch.optim.Adam if optimizer == "adam" else torch.optim.SGD
+        self.optimizer = self.make(self.model.parameters(), lr=lr, **kw)
+        self.scheduler: Any = None
+        if scheduler is not None and scheduler["kind"] == "step":
+            self.scheduler = torch.optim.lr_scheduler.StepLR(
+                self.optimizer, scheduler["step_size"], scheduler["gamma"]
+            )
+        elif scheduler is not None:
+            self.scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(
+                self.optimizer, scheduler["T_max"]
+            )
+        self.dropout, self.batchnorm, self.dtype = dropout, batchnorm, dtype
         self.out: torch.Tensor | None = None
         self.yb: torch.Tensor | None = None
         self.loss: torch.Tensor | None = None
+        self.running_loss: Any = 0.0
+        self.ckpt: dict[str, Any] | None = None
+        self.norm: torch.Tensor | None = None
+
+    @staticmethod
+    def _moons(dropout: float, batchnorm: bool) -> nn.Sequential:
+        layers: list[nn.Module] = [nn.Linear(2, 16)]
+        layers += [nn.BatchNorm1d(16)] * batchnorm + [nn.ReLU()]
+        layers += [nn.Dropout(dropout)] * (dropout > 0) + [nn.Linear(16, 16)]
+        layers += [nn.BatchNorm1d(16)] * batchnorm + [nn.ReLU()]
+        layers += [nn.Dropout(dropout)] * (dropout > 0) + [nn.Linear(16, 2)]
+        return nn.Sequential(*layers)
 
     @staticmethod
     def _epochs(seed: int):  # type: ignore[no-untyped-def]
@@ -60,7 +96,9 @@ class Plain:
             idx = torch.from_numpy(np.asarray(next(self.batches)))
             self.out, self.yb = self.model(self.x[idx]), self.y[idx]
         elif name == "loss":
-            self.loss = self.loss_fn(self.out, self.yb)
+            assert self.out is not None
+            out = self.out.softmax(dim=1) if self.softmax else self.out
+            self.loss = self.loss_fn(out, self.yb)
         elif name.startswith("zero_grad"):
             self.optimizer.zero_grad(set_to_none="False" not in name)
         elif name.startswith("backward"):
@@ -74,5 +112,41 @@ class Plain:
                 raise
         elif name == "step":
             self.optimizer.step()
+        elif name == "clip_grad_norm":
+            self.norm = torch.nn.utils.clip_grad_norm_(
+                self.model.parameters(), max_norm=self.max_norm
+            )
+        elif name == "scheduler_step":
+            self.scheduler.step()  # AttributeError without a scheduler
+        elif name == "train":
+            self.model.train()
+        elif name == "eval":
+            self.model.eval()
+        elif name == "log_item":
+            assert self.loss is not None
+            self.running_loss += self.loss.item()
+        elif name == "log_tensor":
+            assert self.loss is not None
+            self.running_loss += self.loss
+        elif name.startswith("checkpoint"):
+            # a copy, as torch.save then torch.load would give
+            ckpt: dict[str, Any] = {"model": copy.deepcopy(self.model.state_dict())}
+            if "model_only" not in name:
+                ckpt["optimizer"] = copy.deepcopy(self.optimizer.state_dict())
+            self.ckpt = ckpt
+        elif name == "resume":
+            assert self.ckpt is not None
+            with torch.random.fork_rng(devices=[]):  # a fresh model: its own draws, not dropout's
+                torch.manual_seed(self.seed)
+                model = (
+                    self._moons(self.dropout, self.batchnorm).to(self.dtype)
+                    if isinstance(self.model, nn.Sequential)
+                    else nn.Linear(1, 1)
+                )
+            optimizer = self.make(model.parameters(), lr=self.lr, **self.kw)
+            model.load_state_dict(copy.deepcopy(self.ckpt["model"]))
+            if "optimizer" in self.ckpt:
+                optimizer.load_state_dict(copy.deepcopy(self.ckpt["optimizer"]))
+            self.model, self.optimizer = model, optimizer
         else:
             raise ValueError(name)

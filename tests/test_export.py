@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from app import export
 from app.engine import Lab, LineError
 from app.engine.optimizers import OptimizerSpec
-from app.engine.program import ENTRIES, NO_BUGS, PRESETS, program_for
+from app.engine.program import NO_BUGS, PRESETS, program_for
 from app.engine.scenarios import info
 
 PRESET = {p.name: list(p.program) for p in PRESETS}
@@ -67,6 +67,7 @@ class Recorder:
             optimizer=spec,
             accumulate=setup["accumulate"],
             options=setup["options"],
+            max_norm=setup.get("max_norm", 1.0),
         )
         self.lab.set_program(list(setup["program"]))
         self.events: list[dict[str, Any]] = []
@@ -451,7 +452,7 @@ def test_bad_logs_are_refused() -> None:
 
 # -- random sessions --------------------------------------------------------------
 
-entries = st.sampled_from(sorted(ENTRIES))
+entries = st.sampled_from(sorted(export.EXPORTABLE))
 actions = st.one_of(
     st.tuples(st.just("line"), entries),
     st.tuples(st.just("next"), st.integers(1, 6)),
@@ -501,6 +502,30 @@ def test_random_sessions_on_the_neuron(tmp_path: Path) -> None:
     session()
     assert len(recs) == 10
     check_all(recs, tmp_path)
+
+
+def test_clipping_logging_and_the_mode_export(tmp_path: Path) -> None:
+    """clip_grad_norm_ (max_norm 0.5, before backward too), train/eval and both running_loss
+    lines: the script prints the session's numbers exactly."""
+    program = ["train", "forward", "loss", "zero_grad", "backward", "clip_grad_norm", "step"]
+    rec = Recorder({**make_setup("moons", program=program), "max_norm": 0.5})
+    rec.run(3)
+    rec.program(["eval", "clip_grad_norm", "forward", "loss", "log_item", "backward", "log_tensor"])
+    rec.run(2)
+    source, _ = check(rec, tmp_path)
+    assert "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)" in source
+    assert "running_loss = 0.0" in source and "running_loss += loss.item()" in source
+
+
+def test_the_rest_is_refused_not_written_wrongly() -> None:
+    setup = make_setup("neuron")
+    ran = [{"op": "line", "entry": "checkpoint", "ok": True}]
+    with pytest.raises(export.Unsupported, match="'checkpoint'"):
+        export.script(setup, ran)
+    with pytest.raises(export.Unsupported, match="scheduler"):
+        export.script({**setup, "scheduler": {"kind": "cosine", "T_max": 3}}, [])
+    with pytest.raises(export.Unsupported, match="dropout"):
+        export.notebook({**make_setup("moons"), "dropout": 0.5}, [])
 
 
 def test_the_export_stands_apart() -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from app import checkpoints
 from app.engine import Lab, LineError
-from app.engine.optimizers import PLAIN_SGD, OptimizerSpec
+from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, ENTRIES
 from app.sessions import Journal
 from app.store import SqliteStore
@@ -32,9 +32,28 @@ def answer(timeline: Timeline) -> bytes:
     return pydantic_core.to_json(data, inf_nan_mode="strings")
 
 
-def setup(scenario: str, optimizer: OptimizerSpec = PLAIN_SGD, accumulate: int = 1) -> Setup:
+# the rest of the real loop's setup: any scenario, then moons only
+EXTRAS: list[dict[str, Any]] = [
+    {},
+    {"max_norm": 0.5, "scheduler": SchedulerSpec("step", step_size=1, gamma=0.5)},
+    {"scheduler": SchedulerSpec("cosine", T_max=3)},
+]
+MOONS_EXTRAS: list[dict[str, Any]] = [
+    {"dropout": 0.5},
+    {"dropout": 0.3, "batchnorm": True},
+    {"softmax_before_loss": True, "dtype": "float32", "max_norm": 0.1},
+]
+
+
+def setup(
+    scenario: str,
+    optimizer: OptimizerSpec = PLAIN_SGD,
+    accumulate: int = 1,
+    extras: dict[str, Any] | None = None,
+) -> Setup:
     lab = Lab(scenario, LR[scenario], 0, accumulate=accumulate)
-    return Setup(scenario, LR[scenario], 0, optimizer, accumulate, {}, tuple(lab.program))
+    program = tuple(lab.program)
+    return Setup(scenario, LR[scenario], 0, optimizer, accumulate, {}, program, **(extras or {}))
 
 
 def stored(s: Setup, every: int = 3) -> tuple[Timeline, SqliteStore]:
@@ -76,22 +95,31 @@ def act(timeline: Timeline, action: Action) -> bool:
     return kind in ("next", "line", "run")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     scenario=st.sampled_from(["neuron", "moons", "parabola"]),
     optimizer=st.sampled_from(OPTIMIZERS),
     accumulate=st.sampled_from([1, 2]),
     actions=st.lists(ACTIONS, min_size=1, max_size=30),
     seed=st.integers(0, 2**16),
+    extra=st.integers(0, len(EXTRAS) + len(MOONS_EXTRAS) - 1),
 )
 def test_every_moment_comes_back_exactly_in_any_order(
-    scenario: str, optimizer: OptimizerSpec, accumulate: int, actions: list[Action], seed: int
+    scenario: str,
+    optimizer: OptimizerSpec,
+    accumulate: int,
+    actions: list[Action],
+    seed: int,
+    extra: int,
 ) -> None:
     """Random actions (lines, runs, lr and program changes, rewinds, acting from the past) on
-    every scenario and optimizer; then rewinds in random order give the recorded answers."""
+    every scenario, optimizer and setup option (scheduler, max_norm; moons: dropout,
+    batchnorm, softmax, float32); then rewinds in random order give the recorded answers."""
     if scenario == "parabola":
         accumulate = 1
-    timeline, store = stored(setup(scenario, optimizer, accumulate))
+    options = [*EXTRAS, *(MOONS_EXTRAS if scenario == "moons" else [])]
+    extras = options[extra % len(options)]
+    timeline, store = stored(setup(scenario, optimizer, accumulate, extras))
     answers = {0: answer(timeline)}
     for action in actions:
         at = timeline.moment
@@ -267,3 +295,52 @@ def test_a_graph_built_before_a_restart_backpropagates_after_it() -> None:
         plain.line(line)
     for p, q in zip(again.lab.named.values(), plain.model.parameters(), strict=True):
         assert p.grad is not None and q.grad is not None and torch.equal(p.grad, q.grad)
+
+
+def test_new_stores_round_trip_exactly() -> None:
+    """Scheduler, BatchNorm buffers, mode, the session's RNG, ckpt and running_loss (float)
+    come back from bytes, and the Lab then goes on as the original does."""
+    extras: dict[str, Any] = {
+        "scheduler": SchedulerSpec("step", step_size=2, gamma=0.5),
+        "dropout": 0.5,
+        "batchnorm": True,
+    }
+    s = setup("moons", OptimizerSpec("adam"), 1, extras)
+    lab = s.build()
+    program = [*CORRECT, "scheduler_step", "log_item", "checkpoint", "eval"]
+    lab.set_program(program)
+    lab.run(3)
+    state = lab.capture()
+    assert state.exact and state.ckpt is not None and state.rng is not None
+    back = checkpoints.decode(checkpoints.encode(state))
+    fresh = s.build()
+    fresh.restore(back, whole=True)
+    assert answer_of(fresh) == answer_of(lab)
+    for entry in ["train", "resume", *program, *program]:
+        lab.run_line(entry)
+        fresh.run_line(entry)
+        assert answer_of(fresh) == answer_of(lab), entry
+
+
+def answer_of(lab: Lab) -> bytes:
+    """The Lab's answer less its graph (a restore has none until the next forward) and
+    its history (the timeline keeps the loss points)."""
+    data = {k: v for k, v in lab.snapshot().items() if k not in ("graph", "history")}
+    return pydantic_core.to_json(data, inf_nan_mode="strings")
+
+
+def test_a_tensor_running_loss_is_never_a_checkpoint() -> None:
+    """Its graphs cannot be captured: the timeline takes no checkpoint then, and a rewind
+    replays from an exact one (here the start) to the same answer."""
+    timeline, _ = stored(setup("neuron"), every=1)
+    timeline.set_program([*CORRECT, "log_tensor"])
+    answers = []
+    for _ in range(12):
+        timeline.next()
+        answers.append(answer(timeline))
+    assert not timeline.lab.capture().exact
+    assert [s for s in timeline.checkpoints if s >= 0] == [0]  # before the first forward
+    for n in (3, 12, 7):
+        timeline.rewind(n)
+        assert answer(timeline) == answers[n - 1]
+    assert timeline.snapshot()["running_loss"]["graphs"] == 1

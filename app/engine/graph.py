@@ -43,3 +43,32 @@ def walk(
             if nxt is not None:
                 edges.append({"source": source, "target": visit(nxt)})
     return nodes, edges
+
+
+_SAVED: dict[type, list[str]] = {}
+
+
+def kept(tensor: torch.Tensor) -> tuple[int, int]:
+    """The autograd nodes a tensor keeps alive and the bytes of their saved tensors that
+    are still held (backward frees them; a freed or since-modified one counts nothing)."""
+    seen: set[int] = set()
+    storages: dict[int, int] = {}
+    stack = [tensor.grad_fn] if tensor.grad_fn is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        kind = type(node)
+        if kind not in _SAVED:  # dir() is slow; a node class's saved attributes never change
+            _SAVED[kind] = [a for a in dir(node) if a.startswith("_saved_")]
+        for attr in _SAVED[kind]:
+            try:
+                value = getattr(node, attr)
+            except RuntimeError:  # freed by backward, or modified in place since
+                continue
+            if isinstance(value, torch.Tensor) and not value.is_nested:
+                storage = value.untyped_storage()
+                storages[storage.data_ptr()] = storage.nbytes()
+        stack += [n for n, _ in node.next_functions if n is not None]
+    return len(seen), sum(storages.values())

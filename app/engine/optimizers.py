@@ -82,3 +82,40 @@ def restore(
         }
     for group, values in zip(optimizer.param_groups, saved["groups"], strict=True):
         group.update(values)
+
+
+@dataclass(frozen=True)
+class SchedulerSpec:
+    """A torch.optim.lr_scheduler: StepLR (``step_size``, ``gamma``) or CosineAnnealingLR
+    (``T_max``). Built right after the optimizer, as a plain loop would."""
+
+    kind: Literal["step", "cosine"]
+    step_size: int = 1
+    gamma: float = 0.1
+    T_max: int = 10
+
+    def make(self, optimizer: torch.optim.Optimizer) -> torch.optim.lr_scheduler.LRScheduler:
+        if self.kind == "step":
+            return torch.optim.lr_scheduler.StepLR(optimizer, self.step_size, self.gamma)
+        if self.kind == "cosine":
+            return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, self.T_max)
+        raise ValueError(f"unknown scheduler kind {self.kind!r}")
+
+    def describe(self) -> dict[str, Any]:
+        step = self.kind == "step"
+        return {
+            "kind": self.kind,
+            "step_size": self.step_size if step else None,
+            "gamma": self.gamma if step else None,
+            "T_max": None if step else self.T_max,
+        }
+
+    @classmethod
+    def read(cls, data: dict[str, Any] | None) -> SchedulerSpec | None:
+        if data is None:
+            return None
+        if data["kind"] == "step":
+            return cls("step", step_size=int(data["step_size"]), gamma=float(data["gamma"]))
+        if data["kind"] == "cosine":
+            return cls("cosine", T_max=int(data["T_max"]))
+        raise ValueError(f"unknown scheduler kind {data['kind']!r}")

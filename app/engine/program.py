@@ -18,22 +18,50 @@ ENTRIES: dict[str, tuple[str, dict[str, bool]]] = {
     "backward": ("backward", {}),
     "backward(retain_graph=True)": ("backward", {"retain_graph": True}),
     "step": ("step", {}),
+    "clip_grad_norm": ("clip_grad_norm", {}),
+    "scheduler_step": ("scheduler_step", {}),
+    "train": ("train", {}),
+    "eval": ("eval", {}),
+    "log_item": ("log_item", {}),
+    "log_tensor": ("log_tensor", {}),
+    "checkpoint": ("checkpoint", {}),
+    "checkpoint(model_only=True)": ("checkpoint", {"model_only": True}),
+    "resume": ("resume", {}),
 }
 MAX_PROGRAM = 20  # entries in a program a student writes
 
 CORRECT = ("forward", "loss", "zero_grad", "backward", "step")
 
 
-def code(entry: str, accumulate: int = 1) -> str:
+# the Python of the entries that are one fixed line
+FIXED = {
+    "scheduler_step": "scheduler.step()",
+    "train": "model.train()",
+    "eval": "model.eval()",
+    "log_item": "running_loss += loss.item()",
+    "log_tensor": "running_loss += loss",
+    "checkpoint": 'ckpt = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}',
+    "checkpoint(model_only=True)": 'ckpt = {"model": model.state_dict()}',
+    "resume": "model, optimizer = fresh(ckpt)  # new model and optimizer, then load_state_dict "
+    "of what ckpt holds",
+}
+
+
+def code(entry: str, accumulate: int = 1, *, max_norm: float = 1.0, softmax: bool = False) -> str:
     """The exact Python an entry stands for."""
     line, kwargs = ENTRIES[entry]
     args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+    if entry in FIXED:
+        return FIXED[entry]
     if line == "forward":
         return "out = model(X)"
     if line == "loss":
-        return "loss = loss_fn(out, y)" + (f" / {accumulate}" if accumulate > 1 else "")
+        out = "out.softmax(dim=1)" if softmax else "out"
+        return f"loss = loss_fn({out}, y)" + (f" / {accumulate}" if accumulate > 1 else "")
     if line == "backward":
         return f"loss.backward({args})"
+    if line == "clip_grad_norm":
+        return f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm={max_norm})"
     return f"optimizer.{line}({args})"
 
 
@@ -78,6 +106,9 @@ class Preset:
     title: str
     program: tuple[str, ...]
     explanation: str
+    # what the session needs for the bug to show (a scenario, an optimizer, setup options);
+    # only ``softmax_before_loss`` is part of what makes a session this preset
+    setup: tuple[tuple[str, object], ...] = ()
 
 
 PRESETS = [
@@ -130,11 +161,86 @@ PRESETS = [
         "as with None; but with momentum or weight decay a zero gradient still moves the "
         "parameters (the buffer coasts, the decay pulls), while None makes step skip them.",
     ),
+    Preset(
+        "clip_before_backward",
+        "clip_grad_norm_ before backward",
+        ("forward", "loss", "zero_grad", "clip_grad_norm", "backward", "step"),
+        "Clipping edits .grad in place, so it belongs between backward and step. Here it runs "
+        "right after zero_grad: every .grad is None, it measures a total norm of 0 and scales "
+        "nothing, and step then applies the whole unclipped gradient (in the worked example "
+        "w jumps to 1.175 instead of moving by at most lr x max_norm). Without zero_grad it "
+        "would clip the stale buffers of the last iteration instead.",
+    ),
+    Preset(
+        "scheduler_before_step",
+        "scheduler.step() before optimizer.step()",
+        ("forward", "loss", "zero_grad", "backward", "scheduler_step", "step"),
+        "The scheduler's step goes after optimizer.step(). Called first, PyTorch warns "
+        '("Detected call of `lr_scheduler.step()` before `optimizer.step()`") and the first '
+        "value of the schedule is skipped: every step uses the lr one step further down the "
+        "schedule. Needs a scheduler at creation, e.g. StepLR(step_size=1, gamma=0.5).",
+        (("scheduler", {"kind": "step", "step_size": 1, "gamma": 0.5}),),
+    ),
+    Preset(
+        "eval_while_training",
+        "model.eval() left on while training",
+        ("eval", "forward", "loss", "zero_grad", "backward", "step"),
+        "model.eval() flips the flag Dropout and BatchNorm read: dropout zeroes nothing and "
+        "BatchNorm normalizes with its stored running statistics, which never update (the "
+        "buffers store stays where it was). Gradients still flow and the weights still move: "
+        "eval() does not switch autograd off. Needs moons with dropout or batchnorm.",
+        (("scenario", "moons"), ("dropout", 0.5), ("batchnorm", True)),
+    ),
+    Preset(
+        "log_tensor",
+        "running_loss += loss (the tensor)",
+        ("forward", "loss", "zero_grad", "backward", "step", "log_tensor"),
+        "running_loss += loss keeps the loss tensor, and with it its whole autograd graph: the "
+        "graphs kept alive grow by one every iteration (and their saved tensors too, in a "
+        "loop that never calls backward). loss.item() gives a Python float and keeps nothing.",
+    ),
+    Preset(
+        "softmax_before_loss",
+        "softmax before CrossEntropyLoss",
+        CORRECT,
+        "nn.CrossEntropyLoss applies log_softmax itself and expects raw logits. Fed "
+        "probabilities it applies softmax twice: outputs squashed into (0, 1) barely separate "
+        "the classes, the loss cannot go below -log(e / (e + 1)) = 0.313, gradients shrink "
+        "and training crawls. No error is raised. Needs moons with softmax_before_loss.",
+        (("scenario", "moons"), ("softmax_before_loss", True)),
+    ),
+    Preset(
+        "resume_without_optimizer",
+        "resume from a checkpoint without the optimizer state (Adam)",
+        (
+            "forward",
+            "loss",
+            "zero_grad",
+            "backward",
+            "step",
+            "checkpoint(model_only=True)",
+            "resume",
+        ),
+        "The checkpoint holds only model.state_dict(): resuming builds a fresh Adam, so the "
+        "fifth store empties, Adam's step count restarts at 1 and its first steps are full "
+        "lr-sized moves whatever the gradient's size: the loss jumps. A resumable checkpoint "
+        "also holds optimizer.state_dict() (and the scheduler's). Needs Adam.",
+        (("optimizer", {"kind": "adam"}),),
+    ),
 ]
 
 
-def preset_of(program: list[str]) -> str | None:
-    return next((p.name for p in PRESETS if list(p.program) == program), None)
+def preset_of(program: list[str], softmax_before_loss: bool = False) -> str | None:
+    """The preset a program (and the loss line's softmax) equals."""
+    return next(
+        (
+            p.name
+            for p in PRESETS
+            if list(p.program) == program
+            and dict(p.setup).get("softmax_before_loss", False) == softmax_before_loss
+        ),
+        None,
+    )
 
 
 def carry_cursor(old: list[str], cursor: int, new: list[str]) -> int:

@@ -16,9 +16,11 @@ import numpy as np
 import torch
 from torch import nn
 
-# torch.manual_seed is process-global: building two seeded models at once in two
-# threads would interleave their draws, so model construction is serialized.
-_SEED_LOCK = threading.Lock()
+# torch.manual_seed, torch's default generator and the warnings filters are process-global:
+# building two seeded models, or running two lines that draw dropout masks or catch
+# warnings, at once in two threads would mix them, so all of these take this lock.
+TORCH_LOCK = threading.RLock()
+_SEED_LOCK = TORCH_LOCK
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class Built:
     batches: Batches
     points: torch.Tensor  # every training input, for the output view
     targets: torch.Tensor
+    # torch's default generator right after the model was built (moons): dropout draws on
+    rng: torch.Tensor | None = None
 
 
 # -- neuron: the worked example -------------------------------------------------
@@ -126,14 +130,35 @@ class Epochs:
         self.start = state["start"]
 
 
-def build_moons(seed: int, **_: float) -> Built:
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+def moons_layers(dropout: float = 0.0, batchnorm: bool = False) -> list[nn.Module]:
+    """2-16-16-2: BatchNorm1d after each hidden Linear (before its ReLU), Dropout(p) after
+    each hidden ReLU; p = 0 adds no layer. Only the Linears draw from torch's generator."""
+    layers: list[nn.Module] = []
+    for n_in in (2, 16):
+        layers.append(nn.Linear(n_in, 16))
+        if batchnorm:
+            layers.append(nn.BatchNorm1d(16))
+        layers.append(nn.ReLU())
+        if dropout > 0:
+            layers.append(nn.Dropout(dropout))
+    layers.append(nn.Linear(16, 2))
+    return layers
+
+
+def build_moons(
+    seed: int, dropout: float = 0.0, batchnorm: bool = False, dtype: str = "float64", **_: float
+) -> Built:
     x, y = moons_data(seed)
+    kind = DTYPES[dtype]
+    x = x.to(kind)
     with _SEED_LOCK, torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = nn.Sequential(
-            nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 2)
-        ).double()
-    return Built(model, nn.CrossEntropyLoss(), Epochs(x, y, seed, MOONS_BATCH), x, y)
+        torch.manual_seed(seed)  # right before the model is built, as the lesson does
+        model = nn.Sequential(*moons_layers(dropout, batchnorm)).to(kind)
+        rng = torch.get_rng_state()
+    return Built(model, nn.CrossEntropyLoss(), Epochs(x, y, seed, MOONS_BATCH), x, y, rng)
 
 
 # -- parabola: the oscillation theory of "The formal statement" ----------------
@@ -254,8 +279,9 @@ SCENARIOS: dict[str, tuple[ScenarioInfo, Callable[..., Built]]] = {
 }
 
 
-def build(name: str, seed: int, **options: float) -> Built:
-    """The scenario's pieces; ``options`` are the parabola's ``curvature`` and ``theta_star``."""
+def build(name: str, seed: int, **options: Any) -> Built:
+    """The scenario's pieces; ``options`` are the parabola's ``curvature`` and ``theta_star``,
+    or moons' ``dropout``, ``batchnorm`` and ``dtype``."""
     return SCENARIOS[name][1](seed, **options)
 
 

@@ -14,11 +14,11 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from .. import export
 from ..engine import Toggles
 from ..engine import scenarios as catalogue
-from ..engine.optimizers import PLAIN_SGD, OptimizerSpec
+from ..engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from ..engine.program import PRESETS, program_for
 from ..sessions import Session as LiveSession
 from ..sessions import SessionBusy, SessionStore
-from ..timeline import Setup, Timeline
+from ..timeline import Setup, Timeline, TimelineError
 from .schemas import (
     BackwardBody,
     CreateSession,
@@ -162,7 +162,16 @@ def list_scenarios() -> list[Any]:
 @router.get("/presets", response_model=list[PresetOut])
 def list_presets() -> list[Any]:
     """Loop programs with a bug in them, each explained in the lesson's terms."""
-    return PRESETS
+    return [
+        {
+            "name": p.name,
+            "title": p.title,
+            "program": list(p.program),
+            "explanation": p.explanation,
+            "setup": dict(p.setup),
+        }
+        for p in PRESETS
+    ]
 
 
 def optimizer_spec(body: CreateSession) -> OptimizerSpec:
@@ -205,6 +214,12 @@ def create_session(body: CreateSession, store: Store) -> Response:
             body.accumulate,
             scenario_options(body),
             tuple(program),
+            body.max_norm,
+            None if body.scheduler is None else SchedulerSpec.read(body.scheduler.model_dump()),
+            body.dropout,
+            body.batchnorm,
+            body.softmax_before_loss,
+            body.dtype,
         )
         session = store.create(setup)
     return as_json({"id": session.id, **session.timeline.snapshot()}, status=201)
@@ -353,11 +368,14 @@ async def script(target: Target, format: Literal["py", "ipynb"] = "py") -> Respo
         return setup.to_json(), [e.to_json() for e in events]
 
     setup, events = await target.take(log, heavy=True)  # copied under the session's lock
-    if format == "ipynb":
-        body = json.dumps(await anyio.to_thread.run_sync(export.notebook, setup, events))
-        media, name = "application/x-ipynb+json", "loop_stepper.ipynb"
-    else:
-        body = await anyio.to_thread.run_sync(export.script, setup, events)
-        media, name = "text/x-python; charset=utf-8", "loop_stepper.py"
+    try:
+        if format == "ipynb":
+            body = json.dumps(await anyio.to_thread.run_sync(export.notebook, setup, events))
+            media, name = "application/x-ipynb+json", "loop_stepper.ipynb"
+        else:
+            body = await anyio.to_thread.run_sync(export.script, setup, events)
+            media, name = "text/x-python; charset=utf-8", "loop_stepper.py"
+    except export.Unsupported as error:
+        raise TimelineError(str(error)) from error
     disposition = f'attachment; filename="{name}"'
     return Response(body, media_type=media, headers={"Content-Disposition": disposition})

@@ -19,8 +19,29 @@ Entry = Literal[
     "backward",
     "backward(retain_graph=True)",
     "step",
+    "clip_grad_norm",
+    "scheduler_step",
+    "train",
+    "eval",
+    "log_item",
+    "log_tensor",
+    "checkpoint",
+    "checkpoint(model_only=True)",
+    "resume",
 ]
-Store = Literal["params", "data", "graph", "grad", "loss", "optimizer_state"]
+Store = Literal[
+    "params",
+    "data",
+    "graph",
+    "grad",
+    "loss",
+    "optimizer_state",
+    "lr",
+    "mode",
+    "buffers",
+    "running_loss",
+    "ckpt",
+]
 # lr in (0, 100]; NaN and Infinity fail the bounds and allow_inf_nan
 LR = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]
@@ -49,6 +70,20 @@ class AdamSpec(Body):
 
 
 OptimizerIn = Annotated[SGDSpec | AdamSpec, Field(discriminator="kind")]
+
+
+class StepLRSpec(Body):
+    kind: Literal["step"]
+    step_size: int = Field(ge=1, le=10_000)
+    gamma: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+
+
+class CosineSpec(Body):
+    kind: Literal["cosine"]
+    T_max: int = Field(ge=1, le=10_000)
+
+
+SchedulerIn = Annotated[StepLRSpec | CosineSpec, Field(discriminator="kind")]
 Program = Annotated[list[Entry], Field(min_length=1, max_length=MAX_PROGRAM)]
 
 
@@ -67,6 +102,18 @@ class CreateSession(Body):
         None, description="parabola only: where the minimum is (1.4)"
     )
     program: Program | None = Field(None, description="the loop program; not with the toggles")
+    max_norm: Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)] = Field(
+        1.0, description="clip_grad_norm's max_norm"
+    )
+    scheduler: SchedulerIn | None = Field(
+        None, description="StepLR {kind: step, step_size, gamma} or {kind: cosine, T_max}"
+    )
+    dropout: Fraction = Field(0.0, description="moons only: nn.Dropout(p) after each hidden ReLU")
+    batchnorm: bool = Field(False, description="moons only: BatchNorm1d after each hidden Linear")
+    softmax_before_loss: bool = Field(
+        False, description="moons only: loss_fn(out.softmax(dim=1), y)"
+    )
+    dtype: Literal["float64", "float32"] = Field("float64", description="moons only")
     snapshot: Annotated[str, Field(min_length=1, max_length=100)] | None = Field(
         None, description="open a shared moment: a snapshot token, alone (it brings its setup)"
     )
@@ -82,6 +129,11 @@ class CreateSession(Body):
             raise ValueError("curvature and theta_star: only the parabola scenario takes these")
         if self.program is not None and (self.skip_zero_grad or self.step_first):
             raise ValueError("send either a program or toggles, not both")
+        moons_only = (self.dropout, self.batchnorm, self.softmax_before_loss, self.dtype)
+        if self.scenario != "moons" and moons_only != (0.0, False, False, "float64"):
+            raise ValueError(
+                "dropout, batchnorm, softmax_before_loss and dtype: only moons takes these"
+            )
         return self
 
 
@@ -147,6 +199,7 @@ class PresetOut(BaseModel):
     title: str
     program: list[Entry]
     explanation: str
+    setup: dict[str, Any] = Field(description="what a session needs for the bug to show")
 
 
 class Toggles(BaseModel):
@@ -182,6 +235,44 @@ class Last(BaseModel):
     line: Entry
     reads: list[Store]
     writes: list[Store]
+    warnings: list[str] = Field(description="PyTorch's warnings raised by the line, its words")
+    result: Number | None = Field(None, description="what the line returned (clip: the norm)")
+    scaled: bool | None = Field(None, description="clip_grad_norm: whether it scaled .grad")
+
+
+class SchedulerOut(BaseModel):
+    kind: Literal["step", "cosine"]
+    step_size: int | None = None
+    gamma: float | None = None
+    T_max: int | None = None
+
+
+class ModelOptions(BaseModel):
+    dropout: float
+    batchnorm: bool
+    softmax_before_loss: bool
+    dtype: str
+
+
+class Buffer(BaseModel):
+    name: str
+    shape: list[int]
+    dtype: str
+    value: Any = Field(description="nested lists in the buffer's shape")
+
+
+class RunningLoss(BaseModel):
+    value: Number = Field(description="running_loss (a float, or the tensor's value)")
+    tensor: bool = Field(description="a tensor: it keeps the graphs of the losses added in")
+    graphs: int = Field(description="loss graphs it keeps alive")
+    nodes: int = Field(description="autograd nodes it keeps alive")
+    saved_bytes: int = Field(description="bytes of their saved tensors not yet freed")
+
+
+class CheckpointOut(BaseModel):
+    keys: list[Literal["model", "optimizer"]]
+    iteration: int = Field(description="the iteration when it was taken")
+    steps: int
 
 
 class LossPoint(BaseModel):
@@ -242,6 +333,13 @@ class Session(BaseModel):
     optimizer: OptimizerOut
     params: list[Param]
     optimizer_state: list[ParamState]
+    max_norm: float
+    scheduler: SchedulerOut | None
+    model_options: ModelOptions
+    mode: Literal["train", "eval"]
+    buffers: list[Buffer] = Field(description="model buffers (BatchNorm's running statistics)")
+    running_loss: RunningLoss
+    ckpt: CheckpointOut | None
     loss: Number | None
     graph: Graph
     last: Last | None

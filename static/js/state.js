@@ -6,7 +6,8 @@ const KEY = "loop-stepper.session";
 export const SCENARIOS = ["neuron", "moons", "parabola"];
 export const ENTRIES = [
   "forward", "loss", "zero_grad", "zero_grad(set_to_none=False)", "backward",
-  "backward(retain_graph=True)", "step",
+  "backward(retain_graph=True)", "step", "clip_grad_norm", "scheduler_step", "train", "eval",
+  "log_item", "log_tensor", "checkpoint", "checkpoint(model_only=True)", "resume",
 ];
 // the presets the two checkboxes already say; any other program goes in the URL itself
 const TOGGLE_PRESETS = ["correct", "skip_zero_grad", "step_first"];
@@ -64,6 +65,24 @@ export function readUrl(search = location.search) {
     const star = number(q, "theta_star", -100, 100);
     if (star !== undefined) setup.theta_star = star;
   }
+  const maxNorm = number(q, "max_norm", 0, 1000);
+  if (maxNorm !== undefined && maxNorm > 0) setup.max_norm = maxNorm;
+  const sched = q.get("scheduler");
+  if (sched === "step") {
+    const size = number(q, "step_size", 1, 10000), gamma = number(q, "gamma", 0, 1);
+    if (Number.isInteger(size) && gamma > 0) setup.scheduler = { kind: "step", step_size: size, gamma };
+  } else if (sched === "cosine") {
+    const tMax = number(q, "T_max", 1, 10000);
+    if (Number.isInteger(tMax)) setup.scheduler = { kind: "cosine", T_max: tMax };
+  }
+  if (setup.scenario === "moons") {
+    const p = number(q, "dropout", 0, 1, true);
+    if (p !== undefined) setup.dropout = p;
+    for (const flag of ["batchnorm", "softmax_before_loss"]) {
+      if (q.has(flag)) setup[flag] = q.get(flag) === "1" || q.get(flag) === "true";
+    }
+    if (["float64", "float32"].includes(q.get("dtype"))) setup.dtype = q.get("dtype");
+  }
   const program = (q.get("program") ?? "").split(",").filter((e) => ENTRIES.includes(e));
   return {
     setup,
@@ -98,6 +117,22 @@ export function writeUrl(session, present) {
     q.set("curvature", String(curvatureOf(session)));
     q.set("theta_star", String(session.theory.theta_star));
   }
+  if (session.max_norm !== 1) q.set("max_norm", String(session.max_norm));
+  const k = session.scheduler;
+  if (k) {
+    q.set("scheduler", k.kind);
+    if (k.kind === "step") {
+      q.set("step_size", String(k.step_size));
+      q.set("gamma", String(k.gamma));
+    } else q.set("T_max", String(k.T_max));
+  }
+  const m = session.model_options;
+  if (session.scenario === "moons") {
+    if (m.dropout) q.set("dropout", String(m.dropout));
+    if (m.batchnorm) q.set("batchnorm", "1");
+    if (m.softmax_before_loss) q.set("softmax_before_loss", "1");
+    if (m.dtype !== "float64") q.set("dtype", m.dtype);
+  }
   if (!sameList(session.program, programFor(session.toggles, session.accumulate))) {
     if (session.preset && !TOGGLE_PRESETS.includes(session.preset)) q.set("preset", session.preset);
     else q.set("program", session.program.join(","));
@@ -125,6 +160,16 @@ export function differs(session, setup) {
   if (setup.curvature !== undefined && !near(setup.curvature, curvatureOf(session) ?? NaN)) return true;
   if (setup.theta_star !== undefined && !near(setup.theta_star, session.theory?.theta_star ?? NaN)) {
     return true;
+  }
+  if (setup.max_norm !== undefined && !near(setup.max_norm, session.max_norm)) return true;
+  const k = setup.scheduler, sk = session.scheduler;
+  if (k !== undefined && JSON.stringify(k) !== JSON.stringify(sk && (sk.kind === "step"
+    ? { kind: "step", step_size: sk.step_size, gamma: sk.gamma } : { kind: "cosine", T_max: sk.T_max }))) {
+    return true;
+  }
+  const m = session.model_options;
+  for (const name of ["dropout", "batchnorm", "softmax_before_loss", "dtype"]) {
+    if (setup[name] !== undefined && setup[name] !== m[name]) return true;
   }
   return false;
 }

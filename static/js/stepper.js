@@ -7,6 +7,7 @@ import { curvatureOf, openSession, readUrl, storeId, writeUrl } from "./state.js
 import { createCode, showProblem } from "./views/code.js";
 import { createAnnouncer, createControls, describe } from "./views/controls.js";
 import { createEditor } from "./views/editor.js";
+import { createExtras } from "./views/extras.js";
 import { createGraph } from "./views/graph.js";
 import { createGrads } from "./views/grads.js";
 import { createLoss } from "./views/loss.js";
@@ -46,6 +47,7 @@ const views = {
   graph: createGraph($("graph")),
   loss: createLoss($("loss"), (s) => s.params[0]?.dtype ?? "float64"),
   optstate: createOptState(document.querySelector("[data-store=optimizer_state]"), $("optstate")),
+  extras: createExtras($("extras"), $("extras-body")),
 };
 const output = createOutput($("output"));
 const parabola = createParabola($("theta"));
@@ -95,6 +97,13 @@ function setupOf(s) {
     : { kind: "sgd", momentum: o.momentum ?? 0, weight_decay: o.weight_decay };
   const setup = { scenario: s.scenario, ...s.toggles, optimizer, accumulate: s.accumulate };
   if (s.theory) Object.assign(setup, { curvature: curvatureOf(s), theta_star: s.theory.theta_star });
+  setup.max_norm = s.max_norm;
+  if (s.scheduler) {
+    const k = s.scheduler;
+    setup.scheduler = k.kind === "step"
+      ? { kind: "step", step_size: k.step_size, gamma: k.gamma } : { kind: "cosine", T_max: k.T_max };
+  }
+  if (s.scenario === "moons") Object.assign(setup, s.model_options);
   return setup;
 }
 
@@ -123,7 +132,9 @@ const controls = createControls({
   },
   scenario: (name) => {
     // the new scenario's default lr; accumulation only if it divides the new batch
-    const { curvature, theta_star, ...carried } = setupOf(session);
+    const { curvature, theta_star, dropout, batchnorm, softmax_before_loss, dtype, ...carried } =
+      setupOf(session);
+    if (name === "moons") Object.assign(carried, { dropout, batchnorm, softmax_before_loss, dtype });
     const ks = scenarios?.find((s) => s.name === name)?.accumulate ?? [1];
     if (!ks.includes(carried.accumulate)) carried.accumulate = 1;
     newSession({ ...carried, scenario: name }, `New ${name} session.`);
@@ -185,6 +196,7 @@ function render(next, fresh = false, clicked = undefined) {
   views.graph(session);
   views.loss(session);
   views.optstate(session, previous);
+  views.extras(session);
   setup.render(session, scenarios);
   const lossEl = $("loss-value");
   lossEl?.classList.toggle("changed", Boolean(previous && previous.loss !== session.loss));

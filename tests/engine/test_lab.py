@@ -110,7 +110,14 @@ def test_lines_out_of_order_say_what_they_need() -> None:
         lab.backward()
     lab.step()  # never errors: .grad is None, so nothing moves
     assert wb(lab) == (0.0, 0.0)
-    assert lab.last == {"line": "step", "reads": ["grad", "params"], "writes": ["params"]}
+    assert lab.last == {
+        "line": "step",
+        "reads": ["grad", "params"],
+        "writes": ["params"],
+        "warnings": [],
+        "result": None,
+        "scaled": None,
+    }
 
 
 def test_moons_150_iterations_match_the_lesson() -> None:

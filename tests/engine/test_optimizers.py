@@ -32,6 +32,9 @@ def test_momentum_state_matches_plain_pytorch() -> None:
         "line": "step",
         "reads": ["grad", "params", "optimizer_state"],
         "writes": ["params", "optimizer_state"],
+        "warnings": [],
+        "result": None,
+        "scaled": None,
     }
 
 

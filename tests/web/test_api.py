@@ -50,7 +50,14 @@ def test_worked_example_over_http(client: httpx.Client) -> None:
     sid = s["id"]
     s = line(client, sid, "forward")
     assert s["iteration"] == 1 and s["graph"]["status"] == "built"
-    assert s["last"] == {"line": "forward", "reads": ["params", "data"], "writes": ["graph"]}
+    assert s["last"] == {
+        "line": "forward",
+        "reads": ["params", "data"],
+        "writes": ["graph"],
+        "warnings": [],
+        "result": None,
+        "scaled": None,
+    }
     s = line(client, sid, "loss")
     assert s["loss"] == 18.5 and s["graph"]["nodes"][0]["label"] == "MseLossBackward0"
     s = line(client, sid, "zero_grad")

@@ -143,6 +143,27 @@ def test_parabola_carries_its_theory(client: httpx.Client) -> None:
         {"scenario": "moons", "optimizer": {"kind": "adam"}, "accumulate": 2},
         {"scenario": "parabola", "optimizer": {"kind": "sgd", "momentum": 0.5}},
         {"lr": 100},  # diverges: "NaN" and "Infinity" strings
+        {
+            "scenario": "moons",
+            "dropout": 0.5,
+            "batchnorm": True,
+            "scheduler": {"kind": "step", "step_size": 1, "gamma": 0.9},
+            "optimizer": {"kind": "adam"},
+            "program": [
+                "train",
+                "forward",
+                "loss",
+                "zero_grad",
+                "backward",
+                "clip_grad_norm",
+                "step",
+                "scheduler_step",
+                "log_tensor",
+                "checkpoint",
+                "eval",
+                "resume",
+            ],
+        },
     ],
 )
 def test_answers_are_exactly_the_documented_session(

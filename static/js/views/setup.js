@@ -9,6 +9,8 @@ const $ = (id) => document.getElementById(id);
 const FIELDS = {
   momentum: [0, 1, true], weight_decay: [0, 1, false], beta1: [0, 1, true], beta2: [0, 1, true],
   curvature: [0, 1000, false, true], theta_star: [-100, 100, false],
+  max_norm: [0, 1000, false, true], step_size: [1, 10000, false], gamma: [0, 1, false, true],
+  T_max: [1, 10000, false], dropout: [0, 1, true],
 };
 
 /** A field's number if valid ([lo, hi] or [lo, hi) ; `positive` excludes lo), else null. */
@@ -21,13 +23,16 @@ function valueOf(input, [lo, hi, open, positive]) {
 }
 
 export function createSetup(onChange) {
-  const els = { kind: $("optimizer"), accumulate: $("accumulate"), box: $("setup") };
+  const els = {
+    kind: $("optimizer"), accumulate: $("accumulate"), box: $("setup"), scheduler: $("scheduler"),
+    batchnorm: $("batchnorm"), softmax: $("softmax_before_loss"), dtype: $("dtype"),
+  };
   for (const name of Object.keys(FIELDS)) els[name] = $(name);
   let scenario = "neuron";
 
   function show(kind) {
     for (const label of els.box.querySelectorAll("[data-for]")) {
-      label.hidden = ![kind, scenario].includes(label.dataset.for);
+      label.hidden = ![kind, scenario, els.scheduler.value].includes(label.dataset.for);
     }
   }
 
@@ -47,6 +52,16 @@ export function createSetup(onChange) {
       accumulate: Number(els.accumulate.value),
     };
     if (scenario === "parabola") Object.assign(setup, { curvature: v.curvature, theta_star: v.theta_star });
+    setup.max_norm = v.max_norm;
+    const sched = els.scheduler.value;
+    setup.scheduler = sched === "step" ? { kind: "step", step_size: v.step_size, gamma: v.gamma }
+      : sched === "cosine" ? { kind: "cosine", T_max: v.T_max } : undefined;
+    if (scenario === "moons") {
+      Object.assign(setup, {
+        dropout: v.dropout, batchnorm: els.batchnorm.checked,
+        softmax_before_loss: els.softmax.checked, dtype: els.dtype.value,
+      });
+    }
     return setup;
   }
 
@@ -84,6 +99,19 @@ export function createSetup(onChange) {
         }));
       }
       els.accumulate.value = String(session.accumulate);
+      set("max_norm", session.max_norm);
+      const k = session.scheduler;
+      els.scheduler.value = k?.kind ?? "";
+      if (k?.kind === "step") {
+        set("step_size", k.step_size);
+        set("gamma", k.gamma);
+      }
+      if (k?.kind === "cosine") set("T_max", k.T_max);
+      const m = session.model_options;
+      set("dropout", m.dropout);
+      els.batchnorm.checked = m.batchnorm;
+      els.softmax.checked = m.softmax_before_loss;
+      els.dtype.value = m.dtype === "float32" && scenario === "moons" ? "float32" : "float64";
       els.accumulate.disabled = ks.length < 2;
       show(o.kind);
     },

@@ -1,0 +1,161 @@
+"""The rest of the real loop over HTTP: the new setup, its 422s, the new stores in answers,
+warnings, a resume with no checkpoint (409) and the export's refusal (409)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+import torch
+
+from app.web.schemas import Session
+from tests.oracle import Plain
+from tests.web.test_api import line, new
+
+STEP_LR = {"kind": "step", "step_size": 1, "gamma": 0.5}
+
+
+def program(client: httpx.Client, sid: str, entries: list[str]) -> dict[str, Any]:
+    r = client.patch(f"/api/sessions/{sid}", json={"program": entries})
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"scenario": "moons", "dropout": 1.0},
+        {"scenario": "moons", "dropout": -0.1},
+        {"max_norm": 0},
+        {"max_norm": -1.0},
+        {"scheduler": {"kind": "exponential", "gamma": 0.9}},
+        {"scheduler": {"kind": "step", "step_size": 0, "gamma": 0.5}},
+        {"scenario": "neuron", "dropout": 0.5},
+        {"scenario": "parabola", "batchnorm": True},
+        {"scenario": "neuron", "softmax_before_loss": True},
+        {"scenario": "moons", "dtype": "float16"},
+    ],
+)
+def test_bad_setup_is_422(client: httpx.Client, body: dict[str, Any]) -> None:
+    r = client.post("/api/sessions", json=body)
+    assert r.status_code == 422 and r.json()["detail"], r.text
+
+
+def test_the_new_stores_in_an_answer(client: httpx.Client) -> None:
+    s = new(
+        client,
+        scenario="moons",
+        dropout=0.5,
+        batchnorm=True,
+        dtype="float32",
+        scheduler=STEP_LR,
+        max_norm=0.25,
+    )
+    assert s["mode"] == "train" and s["lr"] == 0.3 and s["ckpt"] is None
+    assert s["scheduler"] == {**STEP_LR, "T_max": None} and s["max_norm"] == 0.25
+    assert s["model_options"] == {
+        "dropout": 0.5,
+        "batchnorm": True,
+        "softmax_before_loss": False,
+        "dtype": "float32",
+    }
+    assert [b["name"] for b in s["buffers"]][:3] == [
+        "1.running_mean",
+        "1.running_var",
+        "1.num_batches_tracked",
+    ]
+    assert s["running_loss"]["value"] == 0.0 and not s["running_loss"]["tensor"]
+    sid = s["id"]
+    s = program(
+        client,
+        sid,
+        ["forward", "loss", "zero_grad", "backward", "clip_grad_norm", "step", "scheduler_step"],
+    )
+    assert s["code"][4] == "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.25)"
+    s = line(client, sid, "run", {"iterations": 2})
+    assert s["lr"] == 0.075 and s["last"]["reads"] == ["lr"] and s["last"]["writes"] == ["lr"]
+    assert s["buffers"][2]["value"] == 2  # num_batches_tracked: two train-mode forwards
+    plain = Plain(
+        "moons", 0.3, 0, dropout=0.5, batchnorm=True, dtype=torch.float32, scheduler=STEP_LR
+    )
+    plain.max_norm = 0.25
+    for entry in s["program"] * 2:
+        plain.line(entry)
+    assert [p["value"] for p in s["params"]] == [
+        p.detach().tolist() for p in plain.model.parameters()
+    ]
+    Session.model_validate(s)
+
+
+def test_clip_result_and_the_schedulers_warning(client: httpx.Client) -> None:
+    sid = new(client, scheduler=STEP_LR)["id"]
+    program(client, sid, ["forward", "loss", "backward", "clip_grad_norm", "scheduler_step"])
+    for _ in range(3):
+        s = line(client, sid, "next")
+    s = line(client, sid, "next")
+    assert s["last"]["result"] == pytest.approx((23.5**2 + 8**2) ** 0.5)
+    assert s["last"]["scaled"] is True and s["last"]["warnings"] == []
+    s = line(client, sid, "next")
+    assert len(s["last"]["warnings"]) == 1
+    assert s["last"]["warnings"][0].startswith(
+        "Detected call of `lr_scheduler.step()` before `optimizer.step()`."
+    )
+    assert s["lr"] == 0.025
+
+
+def test_resume_without_a_checkpoint_is_409(client: httpx.Client) -> None:
+    sid = new(client, optimizer={"kind": "adam"})["id"]
+    program(client, sid, ["resume", "forward"])
+    r = client.post(f"/api/sessions/{sid}/next")
+    assert r.status_code == 409
+    assert r.json() == {
+        "detail": "resume needs a checkpoint: run checkpoint first",
+        "line": "resume",
+    }
+    program(client, sid, ["forward", "loss", "backward", "step", "checkpoint", "resume"])
+    s = line(client, sid, "run", {"iterations": 1})
+    assert s["ckpt"] == {"keys": ["model", "optimizer"], "iteration": 1, "steps": 1}
+    assert s["optimizer_state"][0]["state"]["step"] == 1.0
+
+
+def test_the_export_refuses_what_it_cannot_write_yet(client: httpx.Client) -> None:
+    sid = new(client)["id"]
+    program(client, sid, ["forward", "loss", "backward", "checkpoint", "step"])
+    line(client, sid, "run", {"iterations": 1})
+    for fmt in ("py", "ipynb"):
+        r = client.get(f"/api/sessions/{sid}/script", params={"format": fmt})
+        assert r.status_code == 409
+        assert r.json()["detail"] == (
+            "the export cannot write the line 'checkpoint' as a script yet: this "
+            "session's log holds it"
+        )
+    sid = new(client, scenario="moons", dropout=0.5)["id"]
+    r = client.get(f"/api/sessions/{sid}/script")
+    assert r.status_code == 409 and "dropout" in r.json()["detail"]
+    sid = new(client, max_norm=0.5)["id"]  # the entries it can write still export
+    program(client, sid, ["forward", "loss", "backward", "clip_grad_norm", "step", "log_item"])
+    line(client, sid, "run", {"iterations": 1})
+    r = client.get(f"/api/sessions/{sid}/script")
+    assert r.status_code == 200
+    assert "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)" in r.text
+
+
+def test_presets_name_their_setup(client: httpx.Client) -> None:
+    presets = {p["name"]: p for p in client.get("/api/presets").json()}
+    assert presets["resume_without_optimizer"]["setup"] == {"optimizer": {"kind": "adam"}}
+    assert presets["softmax_before_loss"]["setup"] == {
+        "scenario": "moons",
+        "softmax_before_loss": True,
+    }
+    assert presets["correct"]["setup"] == {}
+    for name in (
+        "clip_before_backward",
+        "scheduler_before_step",
+        "eval_while_training",
+        "log_tensor",
+    ):
+        assert presets[name]["program"] and presets[name]["explanation"]
+    s = new(client, scenario="moons", softmax_before_loss=True)
+    assert s["preset"] == "softmax_before_loss"
+    assert s["code"][1] == "loss = loss_fn(out.softmax(dim=1), y)"
