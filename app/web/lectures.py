@@ -141,10 +141,8 @@ async def ask(target: Target, hub: Hub, body: QuizBody) -> Response:
 
 @router.get("/sessions/{session_id}/quiz", response_model=TallyOut, responses=QUIZ_ERRORS)
 async def tally(session_id: str, hub: Hub) -> Response:
-    lecture = lecture_of(hub, session_id)
-    if lecture.quiz is None:
-        raise LectureConflict("no question has been asked in this lecture")
-    return as_json(lecture.tally())
+    """The live tally (no question yet: no choices) and how many follow now."""
+    return as_json(lecture_of(hub, session_id).tally())
 
 
 @router.post("/sessions/{session_id}/quiz/reveal", response_model=TallyOut, responses=QUIZ_ERRORS)
