@@ -80,6 +80,7 @@ async function begin() {
     $("lecture-join-url").href = join;
     $("lecture-join-url").textContent = join;
     qr(link);
+    await choices();
     panel.hidden = false;
     start.textContent = "Lecture running";
     start.setAttribute("aria-pressed", "true");
@@ -106,18 +107,24 @@ $("lecture-end").addEventListener("click", async () => {
   stop();
 });
 
-api.presets().then((presets) => {
+/** The question's choices, one checkbox per preset, named as the API names them. */
+async function choices() {
+  if ($("quiz-choices").childElementCount) return;
+  const presets = await api.presets();
   $("quiz-choices").replaceChildren(...presets.map((p) => {
     const label = document.createElement("label");
     label.className = "check";
+    label.title = p.title;
     const box = document.createElement("input");
     box.type = "checkbox";
     box.value = p.name;
-    box.checked = ["correct", "skip_zero_grad", "step_first", "zero_grad_before_step"].includes(p.name);
-    label.append(box, ` ${p.title}`);
+    box.checked = ["correct", "skip_zero_grad", "step_first"].includes(p.name);
+    const name = document.createElement("code");
+    name.textContent = p.name;
+    label.append(box, " ", name);
     return label;
   }));
-});
+}
 
 $("quiz-ask").addEventListener("click", async () => {
   const choices = [...$("quiz-choices").querySelectorAll("input:checked")].map((b) => b.value);
