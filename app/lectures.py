@@ -277,7 +277,7 @@ class LectureHub:
                 yield body
             while not lecture.ended:
                 signal = lecture.signal
-                fresh = [(s, b) for s, b in lecture.recent if s > last]
+                fresh = newer(lecture.recent, last)
                 if fresh and fresh[0][0] != last + 1:  # fell behind the kept events
                     last, body = await full()
                     yield body
@@ -365,6 +365,17 @@ class LectureHub:
             "explanation": EXPLANATIONS[quiz[0]] if quiz[1] else None,
         }
         return data
+
+
+def newer(recent: deque[tuple[int, bytes]], last: int) -> list[tuple[int, bytes]]:
+    """The events after ``last``, oldest first: read from the new end (usually one or none)."""
+    fresh: list[tuple[int, bytes]] = []
+    for seq, body in reversed(recent):
+        if seq <= last:
+            break
+        fresh.append((seq, body))
+    fresh.reverse()
+    return fresh
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
