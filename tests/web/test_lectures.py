@@ -124,6 +124,20 @@ def test_a_lecture_is_followed_live_with_only_new_history(
         _, n3, data = events.next()
         assert n3 == n2 + 1 and data["since"] == 0 and data["session"]["history"] == []
         same(r.json(), data["session"])
+        assert client.get(f"/api/sessions/{sid}/quiz").json()["followers"] == 1
+    deadline = time.monotonic() + 5  # the follower left: the count drops
+    while (
+        client.get(f"/api/sessions/{sid}/quiz").json()["followers"] and time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    assert client.get(f"/api/sessions/{sid}/quiz").json() == {
+        "choices": {},
+        "answers": 0,
+        "followers": 0,
+        "revealed": False,
+        "answer": None,
+        "explanation": None,
+    }
     assert client.delete(f"/api/sessions/{sid}/lecture").status_code == 204
     assert client.get(f"/api/lectures/{code}").status_code == 404
     assert client.get(f"/api/lectures/{code}/events").status_code == 404
