@@ -271,32 +271,44 @@ class LectureHub:
         every event as it comes, keep-alive comments between; ends with the lecture."""
         lecture.followers += 1
         try:
-            oldest = lecture.recent[0][0] if lecture.recent else lecture.delivered + 1
-            if last is None or not (oldest - 1 <= last <= lecture.delivered):
-                last, body = await full()
-                yield body
-            while not lecture.ended:
-                signal = lecture.signal
-                fresh = newer(lecture.recent, last)
-                if fresh and fresh[0][0] != last + 1:  # fell behind the kept events
-                    last, body = await full()
-                    yield body
-                    continue
-                for seq, body in fresh:
-                    last = seq
-                    yield body
-                if fresh:
-                    continue
-                try:
-                    await asyncio.wait_for(signal.wait(), self.keepalive)
-                except TimeoutError:
-                    if lecture.expires <= self.clock():
-                        self._end(lecture)
-                    else:
-                        yield b": keep-alive\n\n"
+            async for chunk in self._follow(lecture, last, full):
+                yield chunk
+        except KeyError:  # the session itself was deleted: so is its lecture
+            self._end(lecture)
             yield b"event: end\ndata: {}\n\n"
         finally:
             lecture.followers -= 1
+
+    async def _follow(
+        self,
+        lecture: Lecture,
+        last: int | None,
+        full: Callable[[], Awaitable[tuple[int, bytes]]],
+    ) -> AsyncIterator[bytes]:
+        oldest = lecture.recent[0][0] if lecture.recent else lecture.delivered + 1
+        if last is None or not (oldest - 1 <= last <= lecture.delivered):
+            last, body = await full()
+            yield body
+        while not lecture.ended:
+            signal = lecture.signal
+            fresh = newer(lecture.recent, last)
+            if fresh and fresh[0][0] != last + 1:  # fell behind the kept events
+                last, body = await full()
+                yield body
+                continue
+            for seq, body in fresh:
+                last = seq
+                yield body
+            if fresh:
+                continue
+            try:
+                await asyncio.wait_for(signal.wait(), self.keepalive)
+            except TimeoutError:
+                if lecture.expires <= self.clock():
+                    self._end(lecture)
+                else:
+                    yield b": keep-alive\n\n"
+        yield b"event: end\ndata: {}\n\n"
 
     # -- questions -------------------------------------------------------------------
 

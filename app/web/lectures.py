@@ -12,8 +12,9 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
 
-from ..lectures import Lecture, LectureConflict, LectureHub
+from ..lectures import Lecture, LectureConflict, LectureHub, NoLecture
 from ..sessions import Session as LiveSession
+from ..sessions import UnknownSession
 from ..timeline import Timeline
 from .api import ERRORS, SessionTarget, Target, as_json
 from .schemas import Body, Problem, Session
@@ -196,6 +197,11 @@ async def events(
     Last-Event-ID sends what was missed (or, too far behind, the whole Session once)."""
     lecture = hub.find(code)
     target = watching(lecture, request)
+    try:
+        await target.take(lambda _: None)  # the session is still there
+    except UnknownSession:
+        hub.end(lecture.session_id)  # deleted: so is its lecture
+        raise NoLecture(code) from None
     last = int(last_event_id) if last_event_id and last_event_id.isdigit() else None
 
     async def full() -> tuple[int, bytes]:

@@ -49,7 +49,10 @@ async function refresh() {
     $("lecture-followers").textContent = String(t.followers);
     renderTally($("tally"), t);
     $("quiz-reveal").disabled = !Object.keys(t.choices).length || t.revealed;
-    problem(null);
+    // a new setup makes a new session; the lecture stays with the one it started on
+    problem(current()?.id === lectureOf ? null : {
+      message: "This page now drives a new session (the setup changed); the class still sees the old one. End the lecture and start it again.",
+    });
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     if (error.status === 409 || error.status === 404) stop("The lecture has ended.");

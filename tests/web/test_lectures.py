@@ -342,3 +342,16 @@ def test_keepalive_and_the_end_of_a_lecture() -> None:
         assert c.get(f"/api/lectures/{code}").status_code == 404
         assert c.post(f"/api/sessions/{sid}/next").status_code == 200
         assert lecture(c, sid) != code  # a new lecture, a new code
+
+
+def test_deleting_the_session_ends_its_lecture(client: httpx.Client, base_url: str) -> None:
+    sid = new(client)["id"]
+    code = lecture(client, sid)
+    with follow(base_url, code) as events:
+        events.next()
+        assert client.delete(f"/api/sessions/{sid}").status_code == 204
+        assert client.get(f"/api/lectures/{code}").status_code == 404
+    r = client.get(f"/api/lectures/{code}/events", headers={"Last-Event-ID": "0"})
+    assert r.status_code == 404  # a reconnect: the lecture ended with its session
+    assert r.json() == {"detail": "no such lecture (it may have ended)"}
+    assert client.get(f"/api/lectures/{code}/events").status_code == 404
