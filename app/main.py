@@ -19,22 +19,26 @@ from starlette.routing import Match
 
 from .engine import Lab, LineError
 from .engine import scenarios as catalogue
+from .lectures import LectureConflict, LectureHub, NoLecture, TooManyAnswers
 from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
 from .settings import Settings
 from .store import SqliteStore
 from .timeline import MomentOutOfRange, TimelineError
-from .web import api, docs, pages, security
+from .web import api, docs, lectures, pages, security
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     torch.set_num_threads(settings.torch_threads)
     store = SessionStore(open_store(settings), settings.max_sessions, settings.idle_timeout)
+    hub = LectureHub(store.store, settings.lecture_hours, keepalive=settings.lecture_keepalive)
+    store.on_change, store.shown = hub.changed, hub.shown
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threadpool
         await anyio.to_thread.run_sync(warm_up)
+        hub.attach(asyncio.get_running_loop())
         # torch, numpy and scikit-learn leave a million long-lived objects that every full
         # collection would walk (pauses of 0.2-0.6 s under a classroom's load): freeze them.
         gc.collect()
@@ -62,9 +66,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.store = store
+    app.state.hub = hub
     security.install(app, settings.max_body, settings.frame_ancestors)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
     app.include_router(api.router)
+    app.include_router(lectures.router)
     app.include_router(pages.router)
     app.include_router(docs.router)
     app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")
@@ -112,6 +118,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def session_busy(request: Request, exc: SessionBusy) -> JSONResponse:
         detail = "this session is still busy with earlier requests; try again when they finish"
         return JSONResponse({"detail": detail}, status_code=429)
+
+    @app.exception_handler(NoLecture)
+    def no_lecture(request: Request, exc: NoLecture) -> JSONResponse:
+        return JSONResponse({"detail": "no such lecture (it may have ended)"}, status_code=404)
+
+    @app.exception_handler(LectureConflict)
+    def lecture_conflict(request: Request, exc: LectureConflict) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
+
+    @app.exception_handler(TooManyAnswers)
+    def too_many_answers(request: Request, exc: TooManyAnswers) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=429)
 
     @app.exception_handler(StoreFull)
     def store_full(request: Request, exc: StoreFull) -> JSONResponse:

@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .engine import LabState
 from .store import NoSuchLog, SqliteStore
@@ -75,6 +76,9 @@ class SessionStore:
         self._live: OrderedDict[str, tuple[Session, float]] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
+        # hooks for lectures (app/lectures.py): a saved change, and a Session as answered
+        self.on_change: Callable[[Session], None] | None = None
+        self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
 
     def __len__(self) -> int:
         return len(self._live)
@@ -156,6 +160,15 @@ class SessionStore:
             raise UnknownSession(token) from None
         return self._load(session_id)
 
+    def fork(self, session_id: str) -> Session:
+        """A new session whose log is a copy of this one's up to now (call under its lock)."""
+        new = new_id()
+        try:
+            self.store.fork(session_id, new)
+        except NoSuchLog:
+            raise UnknownSession(session_id) from None
+        return self._load(new)
+
     def snapshot(self, session_id: str) -> str:
         """A frozen copy of the session's log under a new token (which reveals nothing of the
         session's id)."""
@@ -206,6 +219,8 @@ class SessionStore:
                 self.store.append(session.id, change)
             except NoSuchLog:
                 raise UnknownSession(session.id) from None
+            if self.on_change is not None:
+                self.on_change(session)
 
     def delete(self, session_id: str) -> None:
         with self._lock:

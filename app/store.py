@@ -28,7 +28,7 @@ from .engine import LabState
 from .timeline import AT_END, Change, Event, Setup
 
 DAY = 86_400.0
-SCHEMA = 1  # PRAGMA user_version; each migration below moves it up by one
+SCHEMA = 2  # PRAGMA user_version; each migration below moves it up by one
 MIGRATIONS = {
     1: """
     CREATE TABLE logs (
@@ -50,7 +50,29 @@ MIGRATIONS = {
         PRIMARY KEY (log, seq)
     ) WITHOUT ROWID;
     """,
+    # lectures (issue 11): a session followed under a join code; its question, answers and
+    # the newest events (what a follower's Last-Event-ID resumes from, across a restart)
+    2: """
+    CREATE TABLE lectures (
+        code TEXT PRIMARY KEY,
+        session TEXT NOT NULL UNIQUE,
+        seq INTEGER NOT NULL DEFAULT 0,
+        losses INTEGER NOT NULL DEFAULT 0,
+        expires REAL NOT NULL,
+        quiz TEXT
+    );
+    CREATE TABLE lecture_events (
+        code TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (code, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE lecture_answers (
+        code TEXT NOT NULL, voter TEXT NOT NULL, choice TEXT NOT NULL, PRIMARY KEY (code, voter)
+    ) WITHOUT ROWID;
+    CREATE TABLE self_quizzes (
+        session TEXT PRIMARY KEY, preset TEXT NOT NULL, revealed INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    """,
 }
+EVENTS_KEPT = 200  # a lecture's newest events kept for followers that resume
 
 
 @dataclass
@@ -64,6 +86,17 @@ class StoredLog:
     base_points: list[dict[str, Any]]
     events: list[Event]
     checkpoints: list[tuple[int, bool]]  # (seq, clean); the states are read when needed
+
+
+@dataclass
+class StoredLecture:
+    code: str
+    session: str
+    seq: int  # the newest event's number
+    losses: int  # the session's loss count in that event (the next one's history starts there)
+    expires: float
+    quiz: dict[str, Any] | None
+    answers: dict[str, str]  # voter -> choice
 
 
 class NoSuchLog(KeyError):
@@ -306,6 +339,94 @@ class SqliteStore:
                 "WHERE log = ? AND seq < ?",
                 (target, source, head),
             )
+
+    def fork(self, log_id: str, new_id: str) -> None:
+        """A new session ``new_id`` whose log is a copy of this one's up to its head."""
+        self._copy(log_id, "session", new_id, "session")
+
+    # -- lectures ------------------------------------------------------------------------
+
+    def lectures(self, now: float) -> list[StoredLecture]:
+        """Every lecture not yet expired, with its question and answers."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT code, session, seq, losses, expires, quiz FROM lectures WHERE expires > ?",
+                (now,),
+            ).fetchall()
+            answers = self._db.execute("SELECT code, voter, choice FROM lecture_answers").fetchall()
+        votes: dict[str, dict[str, str]] = {}
+        for code, voter, choice in answers:
+            votes.setdefault(code, {})[voter] = choice
+        return [
+            StoredLecture(c, s, q, n, e, None if z is None else json.loads(z), votes.get(c, {}))
+            for c, s, q, n, e, z in rows
+        ]
+
+    def add_lecture(self, code: str, session_id: str, expires: float) -> None:
+        with self._tx() as db:
+            db.execute("DELETE FROM lectures WHERE expires <= ?", (self.clock(),))
+            db.execute(
+                "INSERT INTO lectures (code, session, expires) VALUES (?, ?, ?)",
+                (code, session_id, expires),
+            )
+
+    def end_lecture(self, code: str) -> None:
+        with self._tx() as db:
+            for table in ("lectures", "lecture_events", "lecture_answers"):
+                db.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
+
+    def lecture_event(self, code: str, seq: int, losses: int, body: str) -> None:
+        """One event, and the lecture's newest number (Last-Event-ID after a restart)."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE lectures SET seq = ?, losses = ? WHERE code = ?", (seq, losses, code)
+            )
+            db.execute("INSERT OR REPLACE INTO lecture_events VALUES (?, ?, ?)", (code, seq, body))
+            if seq % 50 == 0:  # now and then, not on every event
+                db.execute(
+                    "DELETE FROM lecture_events WHERE code = ? AND seq <= ?",
+                    (code, seq - EVENTS_KEPT),
+                )
+
+    def lecture_events(self, code: str, after: int) -> list[tuple[int, str]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT seq, body FROM lecture_events WHERE code = ? AND seq > ? ORDER BY seq",
+                (code, after),
+            ).fetchall()
+        return [(int(seq), body) for seq, body in rows]
+
+    def lecture_quiz(self, code: str, quiz: dict[str, Any] | None) -> None:
+        """A new question (its answers start over), its reveal, or none."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE lectures SET quiz = ? WHERE code = ?",
+                (None if quiz is None else _dumps(quiz), code),
+            )
+            if quiz is None or not quiz.get("revealed"):
+                db.execute("DELETE FROM lecture_answers WHERE code = ?", (code,))
+
+    def lecture_answer(self, code: str, voter: str, choice: str) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO lecture_answers VALUES (?, ?, ?)", (code, voter, choice)
+            )
+
+    def self_quiz(self, session_id: str, preset: str, revealed: bool = False) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO self_quizzes VALUES (?, ?, ?)",
+                (session_id, preset, int(revealed)),
+            )
+
+    def self_quizzes(self) -> dict[str, tuple[str, bool]]:
+        """The self-study questions of sessions still in the store."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT session, preset, revealed FROM self_quizzes "
+                "WHERE session IN (SELECT id FROM logs)"
+            ).fetchall()
+        return {s: (p, bool(r)) for s, p, r in rows}
 
     # -- keeping it bounded ---------------------------------------------------------
 

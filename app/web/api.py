@@ -16,6 +16,7 @@ from ..engine import Toggles
 from ..engine import scenarios as catalogue
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from ..engine.program import PRESETS, program_for
+from ..lectures import self_study_preset
 from ..sessions import Session as LiveSession
 from ..sessions import SessionBusy, SessionStore
 from ..timeline import Setup, Timeline, TimelineError
@@ -129,7 +130,8 @@ class SessionCall(SessionTarget):
 
         def read(timeline: Timeline) -> dict[str, Any]:
             action(timeline)
-            return {"id": self.session_id, **timeline.snapshot(self.since)}
+            data = {"id": self.session_id, **timeline.snapshot(self.since)}
+            return self.store.shown(self.session_id, data)
 
         return await self.use(read, heavy=heavy)
 
@@ -199,13 +201,14 @@ def scenario_options(body: CreateSession) -> dict[str, float]:
         503: {"model": Problem, "description": "the server is full"},
     },
 )
-def create_session(body: CreateSession, store: Store) -> Response:
+def create_session(body: CreateSession, store: Store, request: Request) -> Response:
+    quiz = self_study_preset() if body.quiz else None
     if body.snapshot is not None:
         session = store.from_snapshot(body.snapshot)
     else:
         info = catalogue.info(body.scenario)
         toggles = Toggles(body.skip_zero_grad, body.step_first)
-        program = body.program or program_for(toggles, body.accumulate)
+        program = quiz.program if quiz else body.program or program_for(toggles, body.accumulate)
         setup = Setup(
             body.scenario,
             info.default_lr if body.lr is None else body.lr,
@@ -222,7 +225,10 @@ def create_session(body: CreateSession, store: Store) -> Response:
             body.dtype,
         )
         session = store.create(setup)
-    return as_json({"id": session.id, **session.timeline.snapshot()}, status=201)
+    if quiz is not None:
+        request.app.state.hub.self_study(session.id, quiz.name)
+    data = store.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
+    return as_json(data, status=201)
 
 
 @router.get("/sessions/{session_id}", response_model=Session, responses=ERRORS)

@@ -1,4 +1,4 @@
-"""The page: one Jinja2 template; everything else is static files."""
+"""The pages: Jinja2 templates; everything else is static files."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from ..engine.scenarios import SCENARIOS
+from ..lectures import normal
 
 router = APIRouter()
 
@@ -21,3 +22,18 @@ def index(request: Request) -> HTMLResponse:
     return templates.TemplateResponse(
         request, "index.html", {"scenarios": scenarios, "embed": embed}
     )
+
+
+@router.get("/join", response_class=HTMLResponse, include_in_schema=False)
+def join(request: Request) -> HTMLResponse:
+    """Students type the join code here."""
+    templates: Jinja2Templates = request.app.state.templates
+    return templates.TemplateResponse(request, "follow.html", {"code": "", "root": ""})
+
+
+@router.get("/l/{code}", response_class=HTMLResponse, include_in_schema=False)
+def lecture(request: Request, code: str) -> HTMLResponse:
+    """A lecture, followed live and read-only (the page says so if the code is unknown)."""
+    templates: Jinja2Templates = request.app.state.templates
+    code = normal(code)[:12]
+    return templates.TemplateResponse(request, "follow.html", {"code": code, "root": "../"})

@@ -117,6 +117,7 @@ class CreateSession(Body):
     snapshot: Annotated[str, Field(min_length=1, max_length=100)] | None = Field(
         None, description="open a shared moment: a snapshot token, alone (it brings its setup)"
     )
+    quiz: bool = Field(False, description="self-study: a random bug preset, its program hidden")
 
     @model_validator(mode="after")
     def fits_the_scenario(self) -> Self:
@@ -134,6 +135,10 @@ class CreateSession(Body):
             raise ValueError(
                 "dropout, batchnorm, softmax_before_loss and dtype: only moons takes these"
             )
+        if self.quiz and (self.program or self.skip_zero_grad or self.step_first):
+            raise ValueError("a quiz picks its own program: send no program or toggles")
+        if self.quiz and self.accumulate != 1:
+            raise ValueError("a quiz runs without accumulation: accumulate must be 1")
         return self
 
 
@@ -316,15 +321,23 @@ class Theory(BaseModel):
     without_zero_grad: Oscillation
 
 
+class QuizOut(BaseModel):
+    choices: list[str]
+    revealed: bool
+    answer: str | None = Field(description="the right preset, once revealed")
+    explanation: str | None
+
+
 class Session(BaseModel):
     id: str
     scenario: Scenario
     lr: float
     seed: int
-    toggles: Toggles
-    program: list[Entry]
-    code: list[str] = Field(description="the Python of each program entry")
-    preset: str | None
+    # the four below are absent while a question hides the program (lectures, self-study)
+    toggles: Toggles | None = None
+    program: list[Entry] | None = None
+    code: list[str] | None = Field(None, description="the Python of each program entry")
+    preset: str | None = None
     cursor: int
     next_line: Entry
     iteration: int
@@ -350,6 +363,7 @@ class Session(BaseModel):
     theory: Theory | None = Field(description="parabola only: the formal statement's numbers")
     moment: int = Field(description="where the session stands: 0 is the start, n after line n")
     moments: int = Field(description="the newest moment (more than moment after stepping back)")
+    quiz: QuizOut | None = Field(None, description="a question on this session, if any")
 
 
 class Problem(BaseModel):

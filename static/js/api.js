@@ -23,6 +23,9 @@ export class ApiError extends Error {
   }
 }
 
+// A page below the root (/l/{code}) sets this to "../": CSP's base-uri 'none' rules out <base>.
+export const paths = { root: "" };
+
 async function call(method, path, body) {
   const init = { method, headers: { accept: "application/json" } };
   if (body !== undefined) {
@@ -31,7 +34,7 @@ async function call(method, path, body) {
   }
   let response;
   try {
-    response = await fetch(path, init);
+    response = await fetch(paths.root + path, init);
   } catch {
     // no answer at all (the server restarting, the network gone): status 0, said in words,
     // so the page shows it and keeps its session rather than starting a new one
@@ -112,4 +115,17 @@ export const api = {
   /** Where the session's code downloads from (links, not fetches: the browser saves them). */
   scriptUrl: (id, format) => `${session(id)}/script${format ? `?format=${format}` : ""}`,
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
+  // lectures (issue 11): the session id drives, the join code only watches and answers
+  startLecture: (id) => call("POST", `${session(id)}/lecture`),
+  endLecture: (id) => call("DELETE", `${session(id)}/lecture`),
+  ask: (id, choices) => call("POST", `${session(id)}/quiz`, { choices }),
+  tally: (id) => call("GET", `${session(id)}/quiz`),
+  reveal: (id) => call("POST", `${session(id)}/quiz/reveal`),
+  selfAnswer: (id, choice) => call("POST", `${session(id)}/quiz/answer`, { choice }),
+  createQuiz: async () => merge(await call("POST", "api/sessions", { quiz: true })),
+  lecture: (code) => call("GET", `api/lectures/${encodeURIComponent(code)}`),
+  answer: (code, choice, voter) =>
+    call("POST", `api/lectures/${encodeURIComponent(code)}/answers`, voter ? { choice, voter } : { choice }),
+  fork: (code) => call("POST", `api/lectures/${encodeURIComponent(code)}/fork`),
+  eventsUrl: (code) => `${paths.root}api/lectures/${encodeURIComponent(code)}/events`,
 };

@@ -1,0 +1,397 @@
+"""Lectures: a session others follow live under a short join code, and its questions.
+
+The session id stays the only key that drives a session; the join code only lets people watch.
+Every change to a lectured session (a line, a rewind, a PATCH, a reset, a question) becomes one
+numbered event, made once under the session's lock and fanned out to every follower on the
+event loop. Events carry the Session as followers see it, with only the loss points they do not
+have yet. Lectures, their newest events, questions and answers live in the store, so followers
+resume (``Last-Event-ID``) across a restart.
+
+Also the self-study question: a private session running a random bug preset, its program hidden
+until its owner answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pydantic_core
+
+from .engine.program import PRESETS, Preset, preset_of
+from .sessions import Session
+from .store import SqliteStore, StoredLecture
+from .timeline import Timeline
+
+# 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
+ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+CODE_LENGTH = 7
+HIDDEN = ("program", "code", "preset", "toggles")  # what a question hides from followers
+RECENT = 100  # events a lecture keeps in memory for followers that reconnect
+MAX_VOTERS = 1000  # answers one question takes (one per voter): a flood of new voters stops here
+BURST, REFILL = 5.0, 1.0  # a voter may answer 5 times at once, then once a second
+BUGS = [p for p in PRESETS if p.name != "correct"]
+EXPLANATIONS = {p.name: p.explanation for p in PRESETS}
+
+
+def self_study_preset() -> Preset:
+    """The bug a self-study question runs: any but the correct loop."""
+    return secrets.choice(BUGS)
+
+
+class NoLecture(KeyError):
+    """No such join code, or the lecture ended (a 404)."""
+
+
+class LectureConflict(Exception):
+    """Not now: no question running, or fork during one (a 409)."""
+
+
+class TooManyAnswers(Exception):
+    """The question's voters are full, or this voter answers too fast (a 429)."""
+
+
+@dataclass
+class Quiz:
+    choices: list[str]
+    revealed: bool = False
+    answer: str | None = None  # the session's preset, once revealed
+
+    def to_json(self) -> dict[str, Any]:
+        return {"choices": self.choices, "revealed": self.revealed, "answer": self.answer}
+
+    def public(self) -> dict[str, Any]:
+        """What followers see: the answer and its explanation only once revealed."""
+        explanation = EXPLANATIONS.get(self.answer or "") if self.revealed else None
+        return {**self.to_json(), "explanation": explanation}
+
+
+@dataclass
+class Lecture:
+    code: str
+    session_id: str
+    seq: int  # the newest event's number (changed under the session's lock)
+    losses: int  # the session's loss count in that event
+    expires: float
+    quiz: Quiz | None = None
+    answers: dict[str, str] = field(default_factory=dict)
+    buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # voter: tokens, when
+    followers: int = 0
+    # on the event loop only: the newest events, and a signal swapped on each one
+    recent: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=RECENT))
+    delivered: int = 0
+    signal: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: bool = False
+
+    @property
+    def hidden(self) -> bool:
+        return self.quiz is not None and not self.quiz.revealed
+
+    def tally(self) -> dict[str, Any]:
+        counts = dict.fromkeys(self.quiz.choices if self.quiz else [], 0)
+        for choice in self.answers.values():
+            if choice in counts:
+                counts[choice] += 1
+        quiz = self.quiz.public() if self.quiz else None
+        return {
+            "choices": counts,
+            "answers": len(self.answers),
+            "followers": self.followers,
+            "revealed": bool(quiz and quiz["revealed"]),
+            "answer": quiz and quiz["answer"],
+            "explanation": quiz and quiz["explanation"],
+        }
+
+
+def new_code() -> str:
+    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normal(code: str) -> str:
+    """A typed code as stored: upper case, no spaces or dashes."""
+    return code.strip().upper().replace("-", "").replace(" ", "")
+
+
+def frame(seq: int, payload: dict[str, Any], event: str = "session") -> bytes:
+    data = pydantic_core.to_json(payload, inf_nan_mode="strings").decode()
+    return f"id: {seq}\nevent: {event}\ndata: {data}\n\n".encode()
+
+
+class LectureHub:
+    """Every running lecture, by code and by session; the fan-out to followers."""
+
+    def __init__(
+        self,
+        store: SqliteStore,
+        hours: float = 4.0,
+        *,
+        keepalive: float = 15.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store, self.life, self.keepalive, self.clock = store, hours * 3600, keepalive, clock
+        self.by_code: dict[str, Lecture] = {}
+        self.by_session: dict[str, Lecture] = {}
+        self.self_quizzes: dict[str, tuple[str, bool]] = {}  # session id: preset, revealed
+        self._lock = threading.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Read the running lectures back from the store; events go out on ``loop``."""
+        self.loop = loop
+        for stored in self.store.lectures(self.clock()):
+            self._add(self._lecture(stored))
+        self.self_quizzes = self.store.self_quizzes()
+
+    def _lecture(self, stored: StoredLecture) -> Lecture:
+        quiz = Quiz(**stored.quiz) if stored.quiz else None
+        lecture = Lecture(stored.code, stored.session, stored.seq, stored.losses, stored.expires)
+        lecture.quiz, lecture.answers = quiz, dict(stored.answers)
+        for seq, body in self.store.lecture_events(stored.code, stored.seq - RECENT):
+            lecture.recent.append((seq, body.encode()))
+        lecture.delivered = stored.seq
+        return lecture
+
+    def _add(self, lecture: Lecture) -> None:
+        with self._lock:
+            self.by_code[lecture.code] = lecture
+            self.by_session[lecture.session_id] = lecture
+
+    # -- the instructor --------------------------------------------------------------
+
+    def start(self, session_id: str) -> Lecture:
+        """The session's lecture: the running one, or a new one under a fresh code."""
+        lecture = self.of_session(session_id)
+        if lecture is not None:
+            return lecture
+        code = new_code()
+        while code in self.by_code:
+            code = new_code()
+        expires = self.clock() + self.life
+        self.store.add_lecture(code, session_id, expires)
+        lecture = Lecture(code, session_id, 0, 0, expires)
+        self._add(lecture)
+        return lecture
+
+    def end(self, session_id: str) -> None:
+        lecture = self.of_session(session_id)
+        if lecture is None:
+            raise NoLecture(session_id)
+        self._end(lecture)
+
+    def _end(self, lecture: Lecture) -> None:
+        with self._lock:
+            self.by_code.pop(lecture.code, None)
+            self.by_session.pop(lecture.session_id, None)
+        self.store.end_lecture(lecture.code)
+        lecture.ended = True
+        self._wake(lecture)
+
+    def of_session(self, session_id: str) -> Lecture | None:
+        lecture = self.by_session.get(session_id)
+        if lecture is not None and lecture.expires <= self.clock():
+            self._end(lecture)
+            return None
+        return lecture
+
+    def find(self, code: str) -> Lecture:
+        lecture = self.by_code.get(normal(code))
+        if lecture is None:
+            raise NoLecture(code)
+        if lecture.expires <= self.clock():
+            self._end(lecture)
+            raise NoLecture(code)
+        return lecture
+
+    # -- events ----------------------------------------------------------------------
+
+    def changed(self, session: Session) -> None:
+        """The SessionStore's hook: a change was saved, under the session's lock."""
+        lecture = self.by_session.get(session.id)
+        if lecture is not None and not lecture.ended:
+            self.publish(lecture, session.timeline)
+
+    def view(self, lecture: Lecture, timeline: Timeline, since: int = 0) -> dict[str, Any]:
+        """The Session as followers see it: no id, and during a question no program."""
+        data = timeline.snapshot(since)
+        if lecture.hidden:
+            for key in HIDDEN:
+                data.pop(key, None)
+        data["quiz"] = lecture.quiz.public() if lecture.quiz else None
+        return data
+
+    def publish(self, lecture: Lecture, timeline: Timeline) -> None:
+        """One event after a change; call under the session's lock (it numbers the events)."""
+        losses = timeline.lab.losses
+        since = min(lecture.losses, losses)  # a rewind or reset takes points back
+        payload = {"since": since, "session": self.view(lecture, timeline, since)}
+        lecture.seq += 1
+        lecture.losses = losses
+        body = frame(lecture.seq, payload)
+        self.store.lecture_event(lecture.code, lecture.seq, losses, body.decode())
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self._deliver, lecture, lecture.seq, body)
+
+    def sync(self, lecture: Lecture, timeline: Timeline) -> tuple[int, bytes]:
+        """The whole Session as one event numbered like the newest (under the session's
+        lock): for a follower that has nothing, or is too far behind to catch up."""
+        payload = {"since": 0, "session": self.view(lecture, timeline)}
+        return lecture.seq, frame(lecture.seq, payload)
+
+    def _deliver(self, lecture: Lecture, seq: int, body: bytes) -> None:
+        lecture.recent.append((seq, body))
+        lecture.delivered = seq
+        self._wake(lecture)
+
+    def _wake(self, lecture: Lecture) -> None:
+        if self.loop is None:
+            return
+
+        def wake() -> None:
+            signal, lecture.signal = lecture.signal, asyncio.Event()
+            signal.set()
+
+        if _on_loop(self.loop):
+            wake()
+        else:
+            self.loop.call_soon_threadsafe(wake)
+
+    async def follow(
+        self,
+        lecture: Lecture,
+        last: int | None,
+        full: Callable[[], Awaitable[tuple[int, bytes]]],
+    ) -> AsyncIterator[bytes]:
+        """A follower's stream: what it missed since ``last`` (or the whole Session), then
+        every event as it comes, keep-alive comments between; ends with the lecture."""
+        lecture.followers += 1
+        try:
+            async for chunk in self._follow(lecture, last, full):
+                yield chunk
+        except KeyError:  # the session itself was deleted: so is its lecture
+            self._end(lecture)
+            yield b"event: end\ndata: {}\n\n"
+        finally:
+            lecture.followers -= 1
+
+    async def _follow(
+        self,
+        lecture: Lecture,
+        last: int | None,
+        full: Callable[[], Awaitable[tuple[int, bytes]]],
+    ) -> AsyncIterator[bytes]:
+        oldest = lecture.recent[0][0] if lecture.recent else lecture.delivered + 1
+        if last is None or not (oldest - 1 <= last <= lecture.delivered):
+            last, body = await full()
+            yield body
+        while not lecture.ended:
+            signal = lecture.signal
+            fresh = newer(lecture.recent, last)
+            if fresh and fresh[0][0] != last + 1:  # fell behind the kept events
+                last, body = await full()
+                yield body
+                continue
+            for seq, body in fresh:
+                last = seq
+                yield body
+            if fresh:
+                continue
+            try:
+                await asyncio.wait_for(signal.wait(), self.keepalive)
+            except TimeoutError:
+                if lecture.expires <= self.clock():
+                    self._end(lecture)
+                else:
+                    yield b": keep-alive\n\n"
+        yield b"event: end\ndata: {}\n\n"
+
+    # -- questions -------------------------------------------------------------------
+
+    def ask(self, lecture: Lecture, choices: list[str], timeline: Timeline) -> None:
+        """A new question (under the session's lock): followers lose sight of the program."""
+        lecture.quiz = Quiz(list(dict.fromkeys(choices)))
+        lecture.answers.clear()
+        lecture.buckets.clear()
+        self.store.lecture_quiz(lecture.code, lecture.quiz.to_json())
+        self.publish(lecture, timeline)
+
+    def reveal(self, lecture: Lecture, timeline: Timeline) -> None:
+        if lecture.quiz is None:
+            raise LectureConflict("no question has been asked in this lecture")
+        lecture.quiz.revealed = True
+        lecture.quiz.answer = preset_of(list(timeline.lab.program))
+        self.store.lecture_quiz(lecture.code, lecture.quiz.to_json())
+        self.publish(lecture, timeline)
+
+    def answer(self, lecture: Lecture, choice: str, voter: str | None) -> str:
+        quiz = lecture.quiz
+        if quiz is None or quiz.revealed:
+            raise LectureConflict("no question is open in this lecture right now")
+        if choice not in quiz.choices:
+            raise ValueError(f"choice must be one of {quiz.choices}")
+        voter = voter or secrets.token_urlsafe(12)
+        if voter not in lecture.answers and len(lecture.answers) >= MAX_VOTERS:
+            raise TooManyAnswers(f"this question already has {MAX_VOTERS} voters")
+        now = time.monotonic()
+        tokens, then = lecture.buckets.get(voter, (BURST, now))
+        tokens = min(BURST, tokens + (now - then) * REFILL)
+        if tokens < 1:
+            raise TooManyAnswers("answering too fast: one answer a second")
+        lecture.buckets[voter] = (tokens - 1, now)
+        lecture.answers[voter] = choice
+        self.store.lecture_answer(lecture.code, voter, choice)
+        return voter
+
+    # -- self-study ------------------------------------------------------------------
+
+    def self_study(self, session_id: str, preset: str) -> None:
+        self.store.self_quiz(session_id, preset)
+        self.self_quizzes[session_id] = (preset, False)
+
+    def self_answer(self, session_id: str, choice: str) -> dict[str, Any]:
+        if session_id not in self.self_quizzes:
+            raise LectureConflict("this session has no question: create one with quiz: true")
+        preset, _ = self.self_quizzes[session_id]
+        self.store.self_quiz(session_id, preset, revealed=True)
+        self.self_quizzes[session_id] = (preset, True)
+        return {"correct": choice == preset, "preset": preset, "explanation": EXPLANATIONS[preset]}
+
+    def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        """A Session as its owner sees it: a self-study question hides its program."""
+        quiz = self.self_quizzes.get(session_id)
+        if quiz is None:
+            data["quiz"] = None
+            return data
+        if not quiz[1]:
+            for key in HIDDEN:
+                data.pop(key, None)
+        data["quiz"] = {
+            "choices": [p.name for p in PRESETS],
+            "revealed": quiz[1],
+            "answer": quiz[0] if quiz[1] else None,
+            "explanation": EXPLANATIONS[quiz[0]] if quiz[1] else None,
+        }
+        return data
+
+
+def newer(recent: deque[tuple[int, bytes]], last: int) -> list[tuple[int, bytes]]:
+    """The events after ``last``, oldest first: read from the new end (usually one or none)."""
+    fresh: list[tuple[int, bytes]] = []
+    for seq, body in reversed(recent):
+        if seq <= last:
+            break
+        fresh.append((seq, body))
+    fresh.reverse()
+    return fresh
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False

@@ -1,0 +1,256 @@
+"""Lecture routes: start and end a lecture, follow it (Server-Sent Events), fork it, questions.
+
+The session's own routes (``/api/sessions/{id}/…``) drive it; everything under
+``/api/lectures/{code}`` only watches or answers. The work is in ``app/lectures.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field, create_model
+
+from ..lectures import Lecture, LectureConflict, LectureHub, NoLecture
+from ..sessions import Session as LiveSession
+from ..sessions import UnknownSession
+from ..timeline import Timeline
+from .api import ERRORS, SessionTarget, Target, as_json
+from .schemas import Body, Problem, Session
+
+router = APIRouter(prefix="/api", tags=["lectures"])
+
+PresetName = Literal[
+    "correct",
+    "skip_zero_grad",
+    "step_first",
+    "zero_grad_before_step",
+    "backward_twice",
+    "backward_twice_retain",
+    "zeros",
+]
+# the Session without its id: the id drives a session, and followers must never see it
+FollowerSession: Any = create_model(
+    "FollowerSession",
+    **{n: (f.annotation, f) for n, f in Session.model_fields.items() if n != "id"},  # type: ignore[call-overload]
+)
+
+
+class LectureOut(BaseModel):
+    code: str = Field(description="the join code: GET /api/lectures/{code} and the page /l/{code}")
+    url: str = Field(description="the followers' page")
+
+
+class QuizBody(Body):
+    choices: list[PresetName] = Field(min_length=2, max_length=7)
+
+
+class TallyOut(BaseModel):
+    choices: dict[str, int] = Field(description="each choice and how many answered it")
+    answers: int
+    followers: int = Field(description="followers connected now")
+    revealed: bool
+    answer: str | None
+    explanation: str | None
+
+
+Voter = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
+class AnswerBody(Body):
+    choice: str = Field(max_length=50)
+    voter: Voter | None = None
+
+
+class VoterOut(BaseModel):
+    voter: str = Field(description="send it with the next answer to replace this one")
+
+
+class SelfAnswerBody(Body):
+    choice: str = Field(max_length=50)
+
+
+class SelfAnswerOut(BaseModel):
+    correct: bool
+    preset: str
+    explanation: str
+
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": Problem, "description": "no such lecture (or it ended)"},
+}
+QUIZ_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    409: {"model": Problem, "description": "no lecture, or no question, on this session"},
+}
+
+
+async def get_hub(request: Request) -> LectureHub:
+    hub: LectureHub = request.app.state.hub
+    return hub
+
+
+Hub = Annotated[LectureHub, Depends(get_hub)]
+
+
+def lecture_of(hub: LectureHub, session_id: str) -> Lecture:
+    lecture = hub.of_session(session_id)
+    if lecture is None:
+        raise LectureConflict("this session has no lecture: POST …/lecture starts one")
+    return lecture
+
+
+def watching(lecture: Lecture, request: Request) -> SessionTarget:
+    return SessionTarget(request.app.state.store, lecture.session_id)
+
+
+# -- the instructor ------------------------------------------------------------------
+
+
+@router.post(
+    "/sessions/{session_id}/lecture", status_code=201, response_model=LectureOut, responses=ERRORS
+)
+async def start_lecture(target: Target, hub: Hub, request: Request) -> Response:
+    """Let others follow this session live under a join code (the same code while it runs)."""
+    lecture = await target.take(lambda _: hub.start(target.session_id))
+    root = request.scope.get("root_path", "")
+    return as_json({"code": lecture.code, "url": f"{root}/l/{lecture.code}"}, status=201)
+
+
+@router.delete("/sessions/{session_id}/lecture", status_code=204, responses=ERRORS)
+async def end_lecture(session_id: str, hub: Hub) -> Response:
+    if hub.of_session(session_id) is None:
+        raise HTTPException(404, "this session has no lecture")
+    hub.end(session_id)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/sessions/{session_id}/quiz", status_code=201, response_model=TallyOut, responses=QUIZ_ERRORS
+)
+async def ask(target: Target, hub: Hub, body: QuizBody) -> Response:
+    """A question: until it is revealed, followers see no program, code, preset or toggles."""
+
+    def start(timeline: Timeline) -> dict[str, Any]:
+        lecture = lecture_of(hub, target.session_id)
+        hub.ask(lecture, list(body.choices), timeline)
+        return lecture.tally()
+
+    return as_json(await target.take(start), status=201)
+
+
+@router.get("/sessions/{session_id}/quiz", response_model=TallyOut, responses=QUIZ_ERRORS)
+async def tally(session_id: str, hub: Hub) -> Response:
+    """The live tally (no question yet: no choices) and how many follow now."""
+    return as_json(lecture_of(hub, session_id).tally())
+
+
+@router.post("/sessions/{session_id}/quiz/reveal", response_model=TallyOut, responses=QUIZ_ERRORS)
+async def reveal(target: Target, hub: Hub) -> Response:
+    """Show everyone the program and the right answer."""
+
+    def show(timeline: Timeline) -> dict[str, Any]:
+        lecture = lecture_of(hub, target.session_id)
+        hub.reveal(lecture, timeline)
+        return lecture.tally()
+
+    return await target.use(show)
+
+
+@router.post(
+    "/sessions/{session_id}/quiz/answer", response_model=SelfAnswerOut, responses=QUIZ_ERRORS
+)
+async def self_answer(target: Target, hub: Hub, body: SelfAnswerBody) -> Response:
+    """Self-study: answer the session's own question; it reveals the program."""
+    return await target.use(lambda _: hub.self_answer(target.session_id, body.choice))
+
+
+# -- followers -----------------------------------------------------------------------
+
+
+@router.get("/lectures/{code}", response_model=FollowerSession, responses=NOT_FOUND)
+async def follow(code: str, hub: Hub, request: Request) -> Response:
+    """The session as followers see it: no id; during a question no program."""
+    lecture = hub.find(code)
+    return await watching(lecture, request).use(lambda t: hub.view(lecture, t))
+
+
+EVENTS: dict[int | str, dict[str, Any]] = {
+    **NOT_FOUND,
+    200: {
+        "content": {"text/event-stream": {}},
+        "description": "`session` events {since, session}: keep the history points numbered "
+        "below `since`, add the new ones; `end` when the lecture ends",
+    },
+}
+
+
+@router.get("/lectures/{code}/events", response_class=StreamingResponse, responses=EVENTS)
+async def events(
+    code: str,
+    hub: Hub,
+    request: Request,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> StreamingResponse:
+    """Server-Sent Events: one after every change of the session. Reconnecting with
+    Last-Event-ID sends what was missed (or, too far behind, the whole Session once)."""
+    lecture = hub.find(code)
+    target = watching(lecture, request)
+    try:
+        await target.take(lambda _: None)  # the session is still there
+    except UnknownSession:
+        hub.end(lecture.session_id)  # deleted: so is its lecture
+        raise NoLecture(code) from None
+    last = int(last_event_id) if last_event_id and last_event_id.isdigit() else None
+
+    async def full() -> tuple[int, bytes]:
+        result: tuple[int, bytes] = await target.take(lambda t: hub.sync(lecture, t))
+        return result
+
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # nginx: do not buffer
+    return StreamingResponse(
+        hub.follow(lecture, last, full), media_type="text/event-stream", headers=headers
+    )
+
+
+@router.post(
+    "/lectures/{code}/fork",
+    status_code=201,
+    response_model=Session,
+    responses={**NOT_FOUND, 409: {"model": Problem, "description": "a question is open"}},
+)
+async def fork(code: str, hub: Hub, request: Request) -> Response:
+    """A new private session at the lecture's moment, with its past to rewind into."""
+    lecture = hub.find(code)
+    if lecture.hidden:
+        raise LectureConflict("not during a question: try it yourself once it is revealed")
+    store = request.app.state.store
+
+    def copy(_: Timeline) -> LiveSession:
+        new: LiveSession = store.fork(lecture.session_id)
+        return new
+
+    new = await watching(lecture, request).take(copy, heavy=True)
+    return as_json(store.shown(new.id, {"id": new.id, **new.timeline.snapshot()}), status=201)
+
+
+@router.post(
+    "/lectures/{code}/answers",
+    response_model=VoterOut,
+    responses={
+        **NOT_FOUND,
+        409: {"model": Problem, "description": "no question is open"},
+        429: {"model": Problem, "description": "too many voters, or answers too fast"},
+    },
+)
+async def answer(code: str, hub: Hub, body: AnswerBody) -> Response:
+    """One answer per voter (answering again replaces it); at most 1000 voters a question,
+    and a voter answers at most 5 times at once, then once a second."""
+    lecture = hub.find(code)
+    try:
+        voter = hub.answer(lecture, body.choice, body.voter)
+    except ValueError as exc:
+        error = {"loc": ["body", "choice"], "msg": str(exc), "type": "value_error"}
+        raise HTTPException(422, [error]) from None
+    return as_json({"voter": voter})
