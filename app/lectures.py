@@ -36,7 +36,8 @@ HIDDEN = ("program", "code", "preset", "toggles")  # what a question hides from 
 RECENT = 100  # events a lecture keeps in memory for followers that reconnect
 MAX_VOTERS = 1000  # answers one question takes (one per voter): a flood of new voters stops here
 BURST, REFILL = 5.0, 1.0  # a voter may answer 5 times at once, then once a second
-BUGS = [p for p in PRESETS if p.name != "correct"]
+# the bugs any session shows as it is (not those that need a scheduler, Adam, softmax...)
+BUGS = [p for p in PRESETS if p.name != "correct" and not p.setup]
 EXPLANATIONS = {p.name: p.explanation for p in PRESETS}
 
 
