@@ -160,7 +160,10 @@ class Lab:
         # dropout draws from torch's default generator: each session keeps its own state
         self.rng = built.rng if dropout > 0 else None
         self.named = dict(self.model.named_parameters())
-        self.buffer_names = [n for n, _ in self.model.named_buffers()]
+        # the model's buffers are written in place (train, resume, restore): found once here, not
+        # by a walk over its modules on every answer
+        self.buffers = dict(self.model.named_buffers())
+        self.buffer_names = list(self.buffers)
         self.running_loss: float | torch.Tensor = 0.0
         self.kept = 0  # loss graphs a tensor running_loss holds
         self.ckpt: dict[str, Any] | None = None
@@ -434,7 +437,7 @@ class Lab:
             loss_spent=self.loss_tensor is not None and self.loss_spent,
             loss_dtype=str(self._loss_dtype()).removeprefix("torch."),
             training=self.model.training,
-            buffers={n: b.clone() for n, b in self.model.named_buffers()},
+            buffers={n: b.clone() for n, b in self.buffers.items()},
             scheduler=None
             if self.scheduler is None
             else {
@@ -462,9 +465,8 @@ class Lab:
                 p.grad = None if grad is None else grad.clone()
         optimizers.restore(self.optimizer, self.named, state.optimizer)
         with torch.no_grad():
-            buffers = dict(self.model.named_buffers())
             for n, b in state.buffers.items():
-                buffers[n].copy_(b)
+                self.buffers[n].copy_(b)
         self.model.train(state.training)
         if self.scheduler is not None and state.scheduler is not None:
             self.scheduler.load_state_dict(copy.deepcopy(state.scheduler["state"]))
@@ -625,7 +627,7 @@ class Lab:
                     "dtype": str(b.dtype).removeprefix("torch."),
                     "value": b.tolist(),
                 }
-                for n, b in self.model.named_buffers()
+                for n, b in self.buffers.items()
             ],
             "running_loss": self._running(),
             "ckpt": self._ckpt(),
