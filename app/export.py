@@ -40,22 +40,12 @@ USES_LOSS = ("backward", "log_item", "log_tensor")
 
 # The entries an exported script can write so far; the rest of the loop (the scheduler,
 # checkpoints) and the moons options are refused, never written wrongly.
-EXPORTABLE = frozenset(
-    (
-        "forward",
-        "loss",
-        "zero_grad",
-        "zero_grad(set_to_none=False)",
-        "backward",
-        "backward(retain_graph=True)",
-        "step",
-        "clip_grad_norm",
-        "train",
-        "eval",
-        "log_item",
-        "log_tensor",
-    )
-)
+EXPORTABLE = frozenset(ENTRIES) - {
+    "scheduler_step",
+    "checkpoint",
+    "checkpoint(model_only=True)",
+    "resume",
+}
 NEW_SETUP = {
     "scheduler": None,
     "dropout": 0.0,

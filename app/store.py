@@ -25,7 +25,7 @@ from typing import Any
 
 from . import checkpoints
 from .engine import LabState
-from .timeline import AT_END, Change, Event, Setup
+from .timeline import AT_END, Change, Event, Saved, Setup
 
 DAY = 86_400.0
 SCHEMA = 2  # PRAGMA user_version; each migration below moves it up by one
@@ -73,19 +73,6 @@ MIGRATIONS = {
     """,
 }
 EVENTS_KEPT = 200  # a lecture's newest events kept for followers that resume
-
-
-@dataclass
-class StoredLog:
-    """A log as read back: enough to rebuild its Timeline."""
-
-    setup: Setup
-    head: int
-    first: int
-    dropped: int
-    base_points: list[dict[str, Any]]
-    events: list[Event]
-    checkpoints: list[tuple[int, bool]]  # (seq, clean); the states are read when needed
 
 
 @dataclass
@@ -250,7 +237,7 @@ class SqliteStore:
         with self._tx() as db:
             db.executemany("UPDATE logs SET used = ? WHERE id = ?", [(now, i) for i in log_ids])
 
-    def load(self, log_id: str, kind: str = "session") -> StoredLog:
+    def load(self, log_id: str, kind: str = "session") -> Saved:
         with self._lock:
             row = self._db.execute(
                 "SELECT setup, head, first, dropped, base_points FROM logs "
@@ -266,7 +253,7 @@ class SqliteStore:
                 "SELECT seq, clean FROM checkpoints WHERE log = ? ORDER BY seq", (log_id,)
             ).fetchall()
         setup, head, first, dropped, base_points = row
-        return StoredLog(
+        return Saved(
             Setup.from_json(json.loads(setup)),
             AT_END if head is None else head,
             first,

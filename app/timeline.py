@@ -211,16 +211,17 @@ class Journal(Protocol):
     def checkpoint(self, seq: int) -> LabState: ...
 
 
-class Saved(Protocol):
-    """A log as the store reads it back."""
+@dataclass
+class Saved:
+    """A log as the store reads it back: enough to rebuild its Timeline."""
 
     setup: Setup
-    head: int
+    head: int  # AT_END: the newest event
     first: int
     dropped: int
     base_points: list[dict[str, Any]]
     events: list[Event]
-    checkpoints: list[tuple[int, bool]]
+    checkpoints: list[tuple[int, bool]]  # (seq, clean); the states are read when needed
 
 
 @dataclass
