@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .engine import LabState
+from .records import Setup
 from .store import NoSuchLog, SqliteStore
-from .timeline import Setup, Timeline
+from .timeline import Timeline
 
 
 class UnknownSession(KeyError):

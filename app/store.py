@@ -25,7 +25,7 @@ from typing import Any
 
 from . import checkpoints
 from .engine import LabState
-from .timeline import AT_END, Change, Event, Saved, Setup
+from .records import AT_END, Change, Event, Saved, Setup
 
 DAY = 86_400.0
 SCHEMA = 2  # PRAGMA user_version; each migration below moves it up by one

@@ -18,14 +18,14 @@ Imports the engine only; the store is reached through the narrow ``Journal`` pro
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
-from .engine import Lab, LabState, LineError
-from .engine.optimizers import OptimizerSpec, SchedulerSpec
+from .engine import LabState, LineError
 from .engine.program import ENTRIES
+from .records import AT_END, Change, Event, Journal, Saved, Setup
 
 KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be reached
 CHECKPOINT_EVERY = 10  # events between checkpoints: a rewind replays 5 lines on average
@@ -39,189 +39,6 @@ class TimelineError(Exception):
 
 class MomentOutOfRange(ValueError):
     """A rewind to a moment that does not exist, or is no longer kept (a 422)."""
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What a session is created with: everything a Lab is built from."""
-
-    scenario: str
-    lr: float
-    seed: int
-    optimizer: OptimizerSpec
-    accumulate: int = 1
-    options: dict[str, float] = field(default_factory=dict)
-    program: tuple[str, ...] = ()
-    max_norm: float = 1.0
-    scheduler: SchedulerSpec | None = None
-    dropout: float = 0.0  # moons only, like the three below
-    batchnorm: bool = False
-    softmax_before_loss: bool = False
-    dtype: str = "float64"
-
-    def build(self) -> Lab:
-        lab = Lab(
-            self.scenario,
-            self.lr,
-            self.seed,
-            optimizer=self.optimizer,
-            accumulate=self.accumulate,
-            options=self.options,
-            max_norm=self.max_norm,
-            scheduler=self.scheduler,
-            dropout=self.dropout,
-            batchnorm=self.batchnorm,
-            softmax_before_loss=self.softmax_before_loss,
-            dtype=self.dtype,
-        )
-        if self.program:
-            lab.set_program(list(self.program))
-        return lab
-
-    def to_json(self) -> dict[str, Any]:
-        o = self.optimizer
-        optimizer: dict[str, Any] = (
-            {"kind": "adam", "betas": list(o.betas), "weight_decay": o.weight_decay}
-            if o.kind == "adam"
-            else {"kind": "sgd", "momentum": o.momentum, "weight_decay": o.weight_decay}
-        )
-        return {
-            "scenario": self.scenario,
-            "lr": self.lr,
-            "seed": self.seed,
-            "optimizer": optimizer,
-            "accumulate": self.accumulate,
-            "options": dict(self.options),
-            "program": list(self.program),
-            "max_norm": self.max_norm,
-            "scheduler": None if self.scheduler is None else self.scheduler.describe(),
-            "dropout": self.dropout,
-            "batchnorm": self.batchnorm,
-            "softmax_before_loss": self.softmax_before_loss,
-            "dtype": self.dtype,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Setup:
-        o = data["optimizer"]
-        spec = (
-            OptimizerSpec("adam", weight_decay=o["weight_decay"], betas=tuple(o["betas"]))
-            if o["kind"] == "adam"
-            else OptimizerSpec("sgd", momentum=o["momentum"], weight_decay=o["weight_decay"])
-        )
-        return cls(
-            data["scenario"],
-            data["lr"],
-            data["seed"],
-            spec,
-            data["accumulate"],
-            dict(data["options"]),
-            tuple(data["program"]),
-            # logs stored before these existed have the defaults
-            float(data.get("max_norm", 1.0)),
-            SchedulerSpec.read(data.get("scheduler")),
-            float(data.get("dropout", 0.0)),
-            bool(data.get("batchnorm", False)),
-            bool(data.get("softmax_before_loss", False)),
-            str(data.get("dtype", "float64")),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One action: a line (that ran, or failed in PyTorch's words), an lr or a program change."""
-
-    op: Literal["line", "lr", "program"]
-    entry: str = ""  # line: the program entry that ran
-    advance: bool = False  # line: run by next, so the cursor moved on
-    lr: float = 0.0
-    program: tuple[str, ...] = ()
-    ok: bool = True
-    error: str | None = None
-    # for the timeline's slider and the history, so neither needs a replay
-    iteration: int = 0
-    loss: float | None = None
-    point: dict[str, Any] | None = None  # the history point a loss line added
-
-    @property
-    def moment(self) -> bool:
-        return self.op == "line" and self.ok
-
-    def to_json(self) -> dict[str, Any]:
-        if self.op == "lr":
-            return {"op": "lr", "lr": self.lr}
-        if self.op == "program":
-            return {"op": "program", "program": list(self.program)}
-        data: dict[str, Any] = {"op": "line", "entry": self.entry, "ok": self.ok}
-        if self.advance:
-            data["advance"] = True
-        if not self.ok:
-            data["error"] = self.error
-        else:
-            data.update(iteration=self.iteration, loss=self.loss)
-            if self.point is not None:
-                data["point"] = self.point
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Event:
-        if data["op"] == "lr":
-            return cls("lr", lr=data["lr"])
-        if data["op"] == "program":
-            return cls("program", program=tuple(data["program"]))
-        return cls(
-            "line",
-            entry=data["entry"],
-            advance=data.get("advance", False),
-            ok=data["ok"],
-            error=data.get("error"),
-            iteration=data.get("iteration", 0),
-            loss=data.get("loss"),
-            point=data.get("point"),
-        )
-
-
-@dataclass
-class Change:
-    """What one action did to the log, for the store to write before the answer goes out."""
-
-    rebased: Setup | None = None  # reset: a new start; every event and checkpoint is gone
-    truncate: int | None = None  # events from this sequence number on are gone
-    events: list[tuple[int, Event]] = field(default_factory=list)
-    checkpoints: list[tuple[int, bool, LabState]] = field(default_factory=list)
-    forget_before: int | None = None  # events and checkpoints before this one are gone
-    # where the log stands when that is not its newest event (after a rewind), or AT_END when
-    # it is back there; None: as before. A line at the end writes nothing but its event.
-    dropped: int = 0  # with forget_before: how many moments are gone
-    base_points: list[dict[str, Any]] = field(default_factory=list)  # and their loss points
-    head: int | None = None
-
-    def __bool__(self) -> bool:
-        return any(
-            v is not None for v in (self.rebased, self.truncate, self.forget_before, self.head)
-        ) or bool(self.events or self.checkpoints)
-
-
-AT_END = -2
-
-
-class Journal(Protocol):
-    """The store, as one timeline sees it."""
-
-    def checkpoint(self, seq: int) -> LabState: ...
-
-
-@dataclass
-class Saved:
-    """A log as the store reads it back: enough to rebuild its Timeline."""
-
-    setup: Setup
-    head: int  # AT_END: the newest event
-    first: int
-    dropped: int
-    base_points: list[dict[str, Any]]
-    events: list[Event]
-    checkpoints: list[tuple[int, bool]]  # (seq, clean); the states are read when needed
 
 
 @dataclass

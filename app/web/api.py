@@ -17,9 +17,10 @@ from ..engine import scenarios as catalogue
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from ..engine.program import PRESETS, program_for
 from ..lectures import self_study_preset
+from ..records import Setup
 from ..sessions import Session as LiveSession
 from ..sessions import SessionBusy, SessionStore
-from ..timeline import Setup, Timeline, TimelineError
+from ..timeline import Timeline, TimelineError
 from .schemas import (
     BackwardBody,
     CreateSession,
