@@ -67,7 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.store = store
     app.state.hub = hub
-    security.install(app, settings.max_body, settings.frame_ancestors)
+    security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
     app.include_router(api.router)
     app.include_router(lectures.router)

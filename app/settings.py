@@ -53,6 +53,9 @@ class Settings(BaseSettings):
     # Origins allowed to show the page in an iframe (CSP frame-ancestors, space-separated,
     # e.g. "https://moodle.school.edu https://*.instructure.com"). Empty: no framing at all.
     frame_ancestors: str = ""
+    # A name for this process sent back as X-Served-By on every response (e.g. the host or
+    # container name behind a load balancer: which process answered). Empty: no header.
+    served_by: str = ""
     templates_dir: Path = ROOT / "templates"
     static_dir: Path = ROOT / "static"
 
@@ -62,6 +65,13 @@ class Settings(BaseSettings):
         value = value.strip().rstrip("/")
         if value and (not value.startswith("/") or not re.fullmatch(r"[A-Za-z0-9/._~-]+", value)):
             raise ValueError("root_path is a URL path such as /loop-stepper")
+        return value
+
+    @field_validator("served_by")
+    @classmethod
+    def _served_by(cls, value: str) -> str:
+        if value and not re.fullmatch(r"[A-Za-z0-9._:-]{1,64}", value):
+            raise ValueError("served_by is a short name: letters, digits, . _ : -")
         return value
 
     @field_validator("frame_ancestors")

@@ -63,10 +63,14 @@ def _route_path(scope: Scope) -> str:
 
 
 class SecurityMiddleware:
-    def __init__(self, app: ASGIApp, max_body: int, frame_ancestors: str = "") -> None:
+    def __init__(
+        self, app: ASGIApp, max_body: int, frame_ancestors: str = "", served_by: str = ""
+    ) -> None:
         self.app, self.max_body = app, max_body
-        self.headers = _headers(CSP, frame_ancestors)
-        self.docs_headers = _headers(DOCS_CSP, frame_ancestors)
+        # which process answered, behind a load balancer (settings.served_by)
+        named = [(b"x-served-by", served_by.encode())] if served_by else []
+        self.headers = _headers(CSP, frame_ancestors) + named
+        self.docs_headers = _headers(DOCS_CSP, frame_ancestors) + named
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -139,7 +143,7 @@ def _content_length(headers: Iterable[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
-def install(app: Starlette, max_body: int, frame_ancestors: str = "") -> None:
+def install(app: Starlette, max_body: int, frame_ancestors: str = "", served_by: str = "") -> None:
     """Wrap the whole middleware stack, Starlette's 500 handler included.
 
     ``add_middleware`` would put it inside ``ServerErrorMiddleware``, so an unexpected 500 would
@@ -148,6 +152,8 @@ def install(app: Starlette, max_body: int, frame_ancestors: str = "") -> None:
     build = app.build_middleware_stack
 
     def build_wrapped() -> ASGIApp:
-        return SecurityMiddleware(build(), max_body=max_body, frame_ancestors=frame_ancestors)
+        return SecurityMiddleware(
+            build(), max_body=max_body, frame_ancestors=frame_ancestors, served_by=served_by
+        )
 
     setattr(app, "build_middleware_stack", build_wrapped)  # noqa: B010
