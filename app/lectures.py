@@ -7,8 +7,9 @@ event loop. Events carry the Session as followers see it, with only the loss poi
 have yet. Lectures, their newest events, questions and answers live in the store, so followers
 resume (``Last-Event-ID``) across a restart.
 
-Also the self-study question: a private session running a random bug preset, its program hidden
-until its owner answers.
+With several processes sharing a PostgreSQL store (``app/relay.py``), the instructor's process
+also stores each event's whole view and announces it (NOTIFY); every other process streams it to
+the followers connected to it. Questions and the self-study question: ``app/quizzes.py``.
 """
 
 from __future__ import annotations
@@ -20,57 +21,51 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
-from .engine.program import PRESETS, Preset, preset_of
+from .engine.program import preset_of
+from .quizzes import (
+    BURST,
+    HIDDEN,
+    MAX_VOTERS,
+    Ballot,
+    LectureConflict,
+    Quiz,
+    SelfStudy,
+    TooManyAnswers,
+    hide,
+    self_study_preset,
+)
 from .sessions import Session
 from .store import SqliteStore, StoredLecture
 from .timeline import Timeline
 
+if TYPE_CHECKING:
+    from .relay import Relay
+
+__all__ = [
+    "ALPHABET",
+    "BURST",
+    "HIDDEN",
+    "MAX_VOTERS",
+    "LectureConflict",
+    "LectureHub",
+    "NoLecture",
+    "TooManyAnswers",
+    "normal",
+    "self_study_preset",
+]
+
 # 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 CODE_LENGTH = 7
-HIDDEN = ("program", "code", "preset", "toggles")  # what a question hides from followers
 RECENT = 100  # events a lecture keeps in memory for followers that reconnect
-MAX_VOTERS = 1000  # answers one question takes (one per voter): a flood of new voters stops here
-BURST, REFILL = 5.0, 1.0  # a voter may answer 5 times at once, then once a second
-# the bugs any session shows as it is (not those that need a scheduler, Adam, softmax...)
-BUGS = [p for p in PRESETS if p.name != "correct" and not p.setup]
-EXPLANATIONS = {p.name: p.explanation for p in PRESETS}
-
-
-def self_study_preset() -> Preset:
-    """The bug a self-study question runs: any but the correct loop."""
-    return secrets.choice(BUGS)
 
 
 class NoLecture(KeyError):
     """No such join code, or the lecture ended (a 404)."""
-
-
-class LectureConflict(Exception):
-    """Not now: no question running, or fork during one (a 409)."""
-
-
-class TooManyAnswers(Exception):
-    """The question's voters are full, or this voter answers too fast (a 429)."""
-
-
-@dataclass
-class Quiz:
-    choices: list[str]
-    revealed: bool = False
-    answer: str | None = None  # the session's preset, once revealed
-
-    def to_json(self) -> dict[str, Any]:
-        return {"choices": self.choices, "revealed": self.revealed, "answer": self.answer}
-
-    def public(self) -> dict[str, Any]:
-        """What followers see: the answer and its explanation only once revealed."""
-        explanation = EXPLANATIONS.get(self.answer or "") if self.revealed else None
-        return {**self.to_json(), "explanation": explanation}
 
 
 @dataclass
@@ -81,29 +76,31 @@ class Lecture:
     losses: int  # the session's loss count in that event
     expires: float
     quiz: Quiz | None = None
-    answers: dict[str, str] = field(default_factory=dict)
-    buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # voter: tokens, when
-    followers: int = 0
+    ballot: Ballot = field(default_factory=Ballot)
+    followers: int = 0  # connected to this process
     # on the event loop only: the newest events, and a signal swapped on each one
     recent: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=RECENT))
     delivered: int = 0
     signal: asyncio.Event = field(default_factory=asyncio.Event)
     ended: bool = False
+    full: tuple[int, bytes] | None = None  # several processes: the newest whole view, as sent
 
     @property
     def hidden(self) -> bool:
         return self.quiz is not None and not self.quiz.revealed
 
-    def tally(self) -> dict[str, Any]:
-        counts = dict.fromkeys(self.quiz.choices if self.quiz else [], 0)
-        for choice in self.answers.values():
-            if choice in counts:
-                counts[choice] += 1
+    def tally(self, counts: dict[str, int] | None = None, followers: int = 0) -> dict[str, Any]:
+        """The question's tally: ``counts`` from the store when answers come to several
+        processes, else this process's ballot; ``followers`` on other processes added."""
+        choices = self.quiz.choices if self.quiz else []
+        if counts is None:
+            counts = self.ballot.counts(choices)
+        counts = {c: counts.get(c, 0) for c in choices}
         quiz = self.quiz.public() if self.quiz else None
         return {
             "choices": counts,
-            "answers": len(self.answers),
-            "followers": self.followers,
+            "answers": sum(counts.values()) if choices else 0,
+            "followers": self.followers + followers,
             "revealed": bool(quiz and quiz["revealed"]),
             "answer": quiz and quiz["answer"],
             "explanation": quiz and quiz["explanation"],
@@ -138,35 +135,49 @@ class LectureHub:
         self.store, self.life, self.keepalive, self.clock = store, hours * 3600, keepalive, clock
         self.by_code: dict[str, Lecture] = {}
         self.by_session: dict[str, Lecture] = {}
-        self.self_quizzes: dict[str, tuple[str, bool]] = {}  # session id: preset, revealed
+        self.selfstudy = SelfStudy(store)
         self._lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
+        # several processes on one PostgreSQL store: lectures found there on demand, events
+        # announced to the others and heard from them (app/relay.py); None: this process alone
+        self.relay: Relay | None = None
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Read the running lectures back from the store; events go out on ``loop``."""
         self.loop = loop
+        if self.relay is not None:  # the others change them: each is read when first needed
+            self.relay.attach(loop)
+            return
         for stored in self.store.lectures(self.clock()):
             self._add(self._lecture(stored))
-        self.self_quizzes = self.store.self_quizzes()
+        self.selfstudy.load()
 
     def _lecture(self, stored: StoredLecture) -> Lecture:
         quiz = Quiz(**stored.quiz) if stored.quiz else None
         lecture = Lecture(stored.code, stored.session, stored.seq, stored.losses, stored.expires)
-        lecture.quiz, lecture.answers = quiz, dict(stored.answers)
+        lecture.quiz, lecture.ballot.answers = quiz, dict(stored.answers)
         for seq, body in self.store.lecture_events(stored.code, stored.seq - RECENT):
             lecture.recent.append((seq, body.encode()))
         lecture.delivered = stored.seq
         return lecture
 
-    def _add(self, lecture: Lecture) -> None:
-        with self._lock:
-            self.by_code[lecture.code] = lecture
+    def _add(self, lecture: Lecture) -> Lecture:
+        with self._lock:  # two threads finding one lecture: the first one found is kept
+            lecture = self.by_code.setdefault(lecture.code, lecture)
             self.by_session[lecture.session_id] = lecture
+        return lecture
+
+    def adopt(self, session_id: str) -> None:
+        """A session this process just read from the store (several processes: it may have
+        moved here): its lecture and its self-study question as the store has them now."""
+        if self.relay is not None:
+            self.relay.adopt(session_id)
 
     # -- the instructor --------------------------------------------------------------
 
-    def start(self, session_id: str) -> Lecture:
-        """The session's lecture: the running one, or a new one under a fresh code."""
+    def start(self, session_id: str, timeline: Timeline) -> Lecture:
+        """The session's lecture: the running one, or a new one under a fresh code (under
+        the session's lock)."""
         lecture = self.of_session(session_id)
         if lecture is not None:
             return lecture
@@ -175,8 +186,9 @@ class LectureHub:
             code = new_code()
         expires = self.clock() + self.life
         self.store.add_lecture(code, session_id, expires)
-        lecture = Lecture(code, session_id, 0, 0, expires)
-        self._add(lecture)
+        lecture = self._add(Lecture(code, session_id, 0, 0, expires))
+        if self.relay is not None:  # other processes' followers start from the stored view
+            self.relay.started(lecture, self.whole(lecture, timeline))
         return lecture
 
     def end(self, session_id: str) -> None:
@@ -186,15 +198,25 @@ class LectureHub:
         self._end(lecture)
 
     def _end(self, lecture: Lecture) -> None:
-        with self._lock:
-            self.by_code.pop(lecture.code, None)
-            self.by_session.pop(lecture.session_id, None)
+        self.drop(lecture)
         self.store.end_lecture(lecture.code)
+        if self.relay is not None:
+            self.relay.ended(lecture)
+
+    def drop(self, lecture: Lecture) -> None:
+        """Forget an ended lecture; its followers get ``end``."""
+        with self._lock:
+            if self.by_code.get(lecture.code) is lecture:
+                del self.by_code[lecture.code]
+            if self.by_session.get(lecture.session_id) is lecture:
+                del self.by_session[lecture.session_id]
         lecture.ended = True
         self._wake(lecture)
 
     def of_session(self, session_id: str) -> Lecture | None:
         lecture = self.by_session.get(session_id)
+        if lecture is None and self.relay is not None:
+            lecture = self.relay.of_session(session_id)
         if lecture is not None and lecture.expires <= self.clock():
             self._end(lecture)
             return None
@@ -202,6 +224,8 @@ class LectureHub:
 
     def find(self, code: str) -> Lecture:
         lecture = self.by_code.get(normal(code))
+        if lecture is None and self.relay is not None:
+            lecture = self.relay.find(normal(code))
         if lecture is None:
             raise NoLecture(code)
         if lecture.expires <= self.clock():
@@ -221,10 +245,13 @@ class LectureHub:
         """The Session as followers see it: no id, and during a question no program."""
         data = timeline.snapshot(since)
         if lecture.hidden:
-            for key in HIDDEN:
-                data.pop(key, None)
+            hide(data)
         data["quiz"] = lecture.quiz.public() if lecture.quiz else None
         return data
+
+    def whole(self, lecture: Lecture, timeline: Timeline) -> bytes:
+        """The whole Session as one event numbered like the newest."""
+        return frame(lecture.seq, {"since": 0, "session": self.view(lecture, timeline)})
 
     def publish(self, lecture: Lecture, timeline: Timeline) -> None:
         """One event after a change; call under the session's lock (it numbers the events)."""
@@ -234,17 +261,21 @@ class LectureHub:
         lecture.seq += 1
         lecture.losses = losses
         body = frame(lecture.seq, payload)
-        self.store.lecture_event(lecture.code, lecture.seq, losses, body.decode())
+        if self.relay is None:
+            self.store.lecture_event(lecture.code, lecture.seq, losses, body.decode())
+        else:  # the event, the whole view and the announcement, in one transaction
+            self.relay.publish(lecture, body, self.whole(lecture, timeline))
         if self.loop is not None:
-            self.loop.call_soon_threadsafe(self._deliver, lecture, lecture.seq, body)
+            self.loop.call_soon_threadsafe(self.deliver, lecture, lecture.seq, body)
 
     def sync(self, lecture: Lecture, timeline: Timeline) -> tuple[int, bytes]:
         """The whole Session as one event numbered like the newest (under the session's
         lock): for a follower that has nothing, or is too far behind to catch up."""
-        payload = {"since": 0, "session": self.view(lecture, timeline)}
-        return lecture.seq, frame(lecture.seq, payload)
+        return lecture.seq, self.whole(lecture, timeline)
 
-    def _deliver(self, lecture: Lecture, seq: int, body: bytes) -> None:
+    def deliver(self, lecture: Lecture, seq: int, body: bytes) -> None:
+        if seq <= lecture.delivered:
+            return
         lecture.recent.append((seq, body))
         lecture.delivered = seq
         self._wake(lecture)
@@ -271,6 +302,8 @@ class LectureHub:
         """A follower's stream: what it missed since ``last`` (or the whole Session), then
         every event as it comes, keep-alive comments between; ends with the lecture."""
         lecture.followers += 1
+        if self.relay is not None:
+            self.relay.counted(lecture)
         try:
             async for chunk in self._follow(lecture, last, full):
                 yield chunk
@@ -279,6 +312,8 @@ class LectureHub:
             yield b"event: end\ndata: {}\n\n"
         finally:
             lecture.followers -= 1
+            if self.relay is not None:
+                self.relay.counted(lecture)
 
     async def _follow(
         self,
@@ -316,8 +351,7 @@ class LectureHub:
     def ask(self, lecture: Lecture, choices: list[str], timeline: Timeline) -> None:
         """A new question (under the session's lock): followers lose sight of the program."""
         lecture.quiz = Quiz(list(dict.fromkeys(choices)))
-        lecture.answers.clear()
-        lecture.buckets.clear()
+        lecture.ballot.clear()
         self.store.lecture_quiz(lecture.code, lecture.quiz.to_json())
         self.publish(lecture, timeline)
 
@@ -330,54 +364,28 @@ class LectureHub:
         self.publish(lecture, timeline)
 
     def answer(self, lecture: Lecture, choice: str, voter: str | None) -> str:
-        quiz = lecture.quiz
-        if quiz is None or quiz.revealed:
-            raise LectureConflict("no question is open in this lecture right now")
-        if choice not in quiz.choices:
-            raise ValueError(f"choice must be one of {quiz.choices}")
-        voter = voter or secrets.token_urlsafe(12)
-        if voter not in lecture.answers and len(lecture.answers) >= MAX_VOTERS:
-            raise TooManyAnswers(f"this question already has {MAX_VOTERS} voters")
-        now = time.monotonic()
-        tokens, then = lecture.buckets.get(voter, (BURST, now))
-        tokens = min(BURST, tokens + (now - then) * REFILL)
-        if tokens < 1:
-            raise TooManyAnswers("answering too fast: one answer a second")
-        lecture.buckets[voter] = (tokens - 1, now)
-        lecture.answers[voter] = choice
+        voter = lecture.ballot.admit(lecture.quiz, choice, voter)
         self.store.lecture_answer(lecture.code, voter, choice)
         return voter
+
+    def tally(self, lecture: Lecture) -> dict[str, Any]:
+        """The live tally; with several processes, every process's answers and followers
+        (read from the store: call it off the event loop then)."""
+        if self.relay is None:
+            return lecture.tally()
+        return self.relay.tally(lecture)
 
     # -- self-study ------------------------------------------------------------------
 
     def self_study(self, session_id: str, preset: str) -> None:
-        self.store.self_quiz(session_id, preset)
-        self.self_quizzes[session_id] = (preset, False)
+        self.selfstudy.start(session_id, preset)
 
     def self_answer(self, session_id: str, choice: str) -> dict[str, Any]:
-        if session_id not in self.self_quizzes:
-            raise LectureConflict("this session has no question: create one with quiz: true")
-        preset, _ = self.self_quizzes[session_id]
-        self.store.self_quiz(session_id, preset, revealed=True)
-        self.self_quizzes[session_id] = (preset, True)
-        return {"correct": choice == preset, "preset": preset, "explanation": EXPLANATIONS[preset]}
+        return self.selfstudy.answer(session_id, choice)
 
     def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
         """A Session as its owner sees it: a self-study question hides its program."""
-        quiz = self.self_quizzes.get(session_id)
-        if quiz is None:
-            data["quiz"] = None
-            return data
-        if not quiz[1]:
-            for key in HIDDEN:
-                data.pop(key, None)
-        data["quiz"] = {
-            "choices": [p.name for p in PRESETS],
-            "revealed": quiz[1],
-            "answer": quiz[0] if quiz[1] else None,
-            "explanation": EXPLANATIONS[quiz[0]] if quiz[1] else None,
-        }
-        return data
+        return self.selfstudy.shown(session_id, data)
 
 
 def newer(recent: deque[tuple[int, bytes]], last: int) -> list[tuple[int, bytes]]:

@@ -1,0 +1,234 @@
+"""Lectures across processes: several app processes on one PostgreSQL store (issue 12).
+
+nginx sends the instructor's requests to the process their session id hashes to, and the
+followers' to the one the join code hashes to: often another. The instructor's process writes
+each event as before, and in the same transaction the whole view (what a follower that has
+nothing starts from) and a NOTIFY on one channel naming the lecture and the event's number
+(a few dozen bytes: PostgreSQL's limit is 8000). Every process LISTENs; one that has followers
+of that lecture reads the new events from the store and streams them to its followers.
+
+Nothing else travels between processes: a lecture unknown to a process is read from the store
+when a follower or the instructor first names it (by code, or its session when it is loaded
+here, e.g. after a takeover); answers go to the store, and the instructor's tally counts them
+there; each process announces how many followers it has (on change and every few seconds),
+and a tally adds the others' fresh counts to its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio.to_thread
+
+from .quizzes import Quiz
+from .store import StoredLecture
+
+if TYPE_CHECKING:
+    from .lectures import Lecture, LectureHub
+
+CHANNEL = "loop_stepper_lectures"
+HEARTBEAT = 5.0  # seconds between a process's follower counts; older than 3 of them: gone
+BATCH = 200  # lecture codes per announcement of follower counts (well under 8000 bytes)
+
+
+class SharedStore(Protocol):
+    """What the relay needs of a store several processes share (PostgresStore)."""
+
+    def lecture(self, code: str) -> StoredLecture | None: ...
+    def lecture_of(self, session_id: str) -> StoredLecture | None: ...
+    def lecture_events(self, code: str, after: int) -> list[tuple[int, str]]: ...
+    def lecture_publish(
+        self, code: str, seq: int, losses: int, body: str, full: str, notice: tuple[str, str]
+    ) -> None: ...
+    def lecture_full(self, code: str) -> tuple[int, str] | None: ...
+    def lecture_set_full(self, code: str, seq: int, full: str) -> None: ...
+    def lecture_counts(self, code: str) -> dict[str, int]: ...
+    def self_quiz_of(self, session_id: str) -> tuple[str, bool] | None: ...
+    def notify(self, channel: str, payload: str) -> None: ...
+    def listen(self, channel: str, callback: Callable[[str], None]) -> None: ...
+
+
+def shared(store: object) -> SharedStore | None:
+    """The store as a shared one, if it is (it can NOTIFY): else None, one process alone."""
+    return store if hasattr(store, "notify") and hasattr(store, "lecture_publish") else None  # type: ignore[return-value]
+
+
+class Relay:
+    def __init__(self, hub: LectureHub, store: SharedStore, node: str | None = None) -> None:
+        self.hub, self.store = hub, store
+        self.node = node or secrets.token_hex(6)  # this process, in announcements
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.remote: dict[str, dict[str, tuple[int, float]]] = {}  # code: node: (n, when)
+        self.dirty: set[str] = set()  # lectures with events to read from the store
+        self.counted_codes: set[str] = set()  # follower counts to announce
+        self.wake = asyncio.Event()
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.wake = asyncio.Event()
+        self.store.listen(CHANNEL, self._heard_anywhere)
+        self.tasks = [loop.create_task(self._pull()), loop.create_task(self._announce())]
+
+    def notice(self, kind: str, **fields: Any) -> str:
+        return json.dumps({"k": kind, "node": self.node, **fields}, separators=(",", ":"))
+
+    # -- the instructor's process ----------------------------------------------------
+
+    def started(self, lecture: Lecture, full: bytes) -> None:
+        self.store.lecture_set_full(lecture.code, lecture.seq, full.decode())
+        lecture.full = (lecture.seq, full)
+
+    def publish(self, lecture: Lecture, body: bytes, full: bytes) -> None:
+        notice = self.notice("event", code=lecture.code, seq=lecture.seq)
+        self.store.lecture_publish(
+            lecture.code,
+            lecture.seq,
+            lecture.losses,
+            body.decode(),
+            full.decode(),
+            (CHANNEL, notice),
+        )
+        lecture.full = (lecture.seq, full)
+
+    def ended(self, lecture: Lecture) -> None:
+        self.store.notify(CHANNEL, self.notice("end", code=lecture.code))
+
+    def tally(self, lecture: Lecture) -> dict[str, Any]:
+        """Every process's answers (the store) and followers (their announcements)."""
+        counts = self.store.lecture_counts(lecture.code)
+        fresh = time.monotonic() - 3 * HEARTBEAT
+        others = sum(n for n, when in list(self.remote.get(lecture.code, {}).values()) if when > fresh)
+        return lecture.tally(counts, others)
+
+    # -- finding lectures in the store -------------------------------------------------
+
+    def find(self, code: str) -> Lecture | None:
+        stored = self.store.lecture(code)
+        return None if stored is None else self._known(stored)
+
+    def of_session(self, session_id: str) -> Lecture | None:
+        stored = self.store.lecture_of(session_id)
+        return None if stored is None else self._known(stored)
+
+    def _known(self, stored: StoredLecture) -> Lecture | None:
+        if stored.expires <= self.hub.clock():
+            return None
+        return self.hub._add(self.hub._lecture(stored))
+
+    def adopt(self, session_id: str) -> None:
+        """A session loaded here (in a thread): its lecture as the store has it now (the
+        process that held it may have published since), and its self-study question."""
+        quiz = self.store.self_quiz_of(session_id)
+        if quiz is not None:
+            self.hub.selfstudy.quizzes[session_id] = quiz
+        stored = self.store.lecture_of(session_id)
+        if stored is None:
+            return
+        lecture = self.hub.by_code.get(stored.code)
+        if lecture is None:
+            self._known(stored)
+            return
+        lecture.seq, lecture.losses = stored.seq, stored.losses
+        lecture.quiz = Quiz(**stored.quiz) if stored.quiz else None
+        lecture.full = None
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self._mark, stored.code)
+
+    # -- the followers' processes ----------------------------------------------------
+
+    async def full(self, lecture: Lecture) -> tuple[int, bytes]:
+        """The whole view at the newest event (as the instructor's process stored it)."""
+        cached = lecture.full
+        if cached is not None and cached[0] >= lecture.delivered:
+            return cached
+        got = await anyio.to_thread.run_sync(self.store.lecture_full, lecture.code)
+        if got is None:
+            raise KeyError(lecture.code)  # the lecture ended
+        lecture.full = (got[0], got[1].encode())
+        return lecture.full
+
+    def _heard_anywhere(self, payload: str) -> None:
+        """The store's listener (any thread): hand the notice to the event loop."""
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self._heard, payload)
+
+    def _heard(self, payload: str) -> None:
+        notice = json.loads(payload)
+        if notice.get("node") == self.node:
+            return
+        if notice["k"] == "followers":
+            now = time.monotonic()
+            for code, n in notice["counts"].items():
+                self.remote.setdefault(code, {})[notice["node"]] = (n, now)
+        elif notice["code"] in self.hub.by_code:  # an event or the end of one followed here
+            self._mark(notice["code"])
+
+    def _mark(self, code: str) -> None:
+        self.dirty.add(code)
+        self.wake.set()
+
+    async def _pull(self) -> None:
+        """Read the events other processes announced, one lecture at a time, in order."""
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            while self.dirty:
+                code = self.dirty.pop()
+                lecture = self.hub.by_code.get(code)
+                if lecture is None:
+                    continue
+                stored, events = await anyio.to_thread.run_sync(self._read, code, lecture.delivered)
+                self._apply(lecture, stored, events)
+
+    def _read(self, code: str, after: int) -> tuple[StoredLecture | None, list[tuple[int, str]]]:
+        # the events first: the lecture's row, read after them, holds at least their question
+        events = self.store.lecture_events(code, after)
+        return self.store.lecture(code), events
+
+    def _apply(
+        self, lecture: Lecture, stored: StoredLecture | None, events: list[tuple[int, str]]
+    ) -> None:
+        if stored is None:  # ended (or expired and gone)
+            self.hub.drop(lecture)
+            return
+        quiz = Quiz(**stored.quiz) if stored.quiz else None
+        if quiz != lecture.quiz:
+            old = lecture.quiz
+            if quiz is not None and not quiz.revealed and (old is None or old.revealed):
+                lecture.ballot.clear()  # a new question: its answers start over
+            lecture.quiz = quiz
+        if stored.seq >= lecture.seq:
+            lecture.seq, lecture.losses = stored.seq, stored.losses
+        lecture.expires = stored.expires
+        for seq, body in events:
+            self.hub.deliver(lecture, seq, body.encode())
+
+    # -- follower counts -------------------------------------------------------------
+
+    def counted(self, lecture: Lecture) -> None:
+        self.counted_codes.add(lecture.code)
+
+    async def _announce(self) -> None:
+        """This process's follower counts: soon after a change, and every HEARTBEAT."""
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.5)
+            now = time.monotonic()
+            codes = set(self.counted_codes)
+            self.counted_codes.clear()
+            if now - last >= HEARTBEAT:
+                last = now
+                codes |= {c for c, lec in self.hub.by_code.items() if lec.followers}
+            if not codes:
+                continue
+            counts = {c: lec.followers if (lec := self.hub.by_code.get(c)) else 0 for c in codes}
+            items = sorted(counts.items())
+            for i in range(0, len(items), BATCH):
+                notice = self.notice("followers", counts=dict(items[i : i + BATCH]))
+                await anyio.to_thread.run_sync(self.store.notify, CHANNEL, notice)
