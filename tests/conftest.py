@@ -62,3 +62,22 @@ def base_url() -> Iterator[str]:
 def client(base_url: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=base_url, timeout=30) as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL server for the whole run (tests/postgres.py); skipped without Debian's
+    ``postgresql`` unless LOOP_STEPPER_REQUIRE_POSTGRES=1 (CI), where that is a failure."""
+    from tests.postgres import NoPostgres, postgres_server, required
+
+    try:
+        server = postgres_server()
+        url = server.__enter__()
+    except NoPostgres as missing:
+        if required():
+            pytest.fail(f"LOOP_STEPPER_REQUIRE_POSTGRES is set: {missing}")
+        pytest.skip(str(missing))
+    try:
+        yield url
+    finally:
+        server.__exit__(None, None, None)
