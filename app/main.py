@@ -20,6 +20,7 @@ from starlette.routing import Match
 from .engine import Lab, LineError
 from .engine import scenarios as catalogue
 from .lectures import LectureConflict, LectureHub, NoLecture, TooManyAnswers
+from .relay import Relay, shared
 from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
 from .settings import Settings
 from .store import SqliteStore
@@ -32,7 +33,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     torch.set_num_threads(settings.torch_threads)
     store = SessionStore(open_store(settings), settings.max_sessions, settings.idle_timeout)
     hub = LectureHub(store.store, settings.lecture_hours, keepalive=settings.lecture_keepalive)
-    store.on_change, store.shown = hub.changed, hub.shown
+    store.on_change, store.shown, store.on_load = hub.changed, hub.shown, hub.adopt
+    shared_store = shared(store.store)
+    if shared_store is not None:  # several processes on one PostgreSQL: lectures across them
+        hub.relay = Relay(hub, shared_store)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -47,6 +51,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             asyncio.create_task(every(settings.evict_interval, store.evict_idle)),
             asyncio.create_task(every(settings.sweep_interval, store.sweep)),
         ]
+        if hub.relay is not None:
+            tasks += hub.relay.tasks
         try:
             yield
         finally:

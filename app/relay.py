@@ -103,7 +103,8 @@ class Relay:
         """Every process's answers (the store) and followers (their announcements)."""
         counts = self.store.lecture_counts(lecture.code)
         fresh = time.monotonic() - 3 * HEARTBEAT
-        others = sum(n for n, when in list(self.remote.get(lecture.code, {}).values()) if when > fresh)
+        heard = list(self.remote.get(lecture.code, {}).values())
+        others = sum(n for n, when in heard if when > fresh)
         return lecture.tally(counts, others)
 
     # -- finding lectures in the store -------------------------------------------------

@@ -80,6 +80,7 @@ class SessionStore:
         # hooks for lectures (app/lectures.py): a saved change, and a Session as answered
         self.on_change: Callable[[Session], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
+        self.on_load: Callable[[str], None] | None = None  # a session read back from the store
 
     def __len__(self) -> int:
         return len(self._live)
@@ -206,6 +207,8 @@ class SessionStore:
                     raise UnknownSession(session_id) from None
                 timeline = Timeline.restored(stored, Journal(self.store, session_id))
                 session = Session(session_id, timeline)
+                if self.on_load is not None:
+                    self.on_load(session_id)
                 self._add(session)
                 return session
             finally:

@@ -260,8 +260,11 @@ async def patch_session(call: Call, body: PatchSession) -> Response:
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=ERRORS)
-def delete_session(session_id: str, store: Store) -> Response:
+def delete_session(session_id: str, store: Store, request: Request) -> Response:
     store.delete(session_id)
+    hub = request.app.state.hub
+    if hub.of_session(session_id) is not None:  # its lecture ends with it: followers get `end`
+        hub.end(session_id)
     return Response(status_code=204)
 
 

@@ -6,8 +6,10 @@ The session's own routes (``/api/sessions/{id}/…``) drive it; everything under
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
+import anyio.to_thread
 from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
@@ -113,7 +115,7 @@ def watching(lecture: Lecture, request: Request) -> SessionTarget:
 )
 async def start_lecture(target: Target, hub: Hub, request: Request) -> Response:
     """Let others follow this session live under a join code (the same code while it runs)."""
-    lecture = await target.take(lambda _: hub.start(target.session_id))
+    lecture = await target.take(lambda t: hub.start(target.session_id, t))
     root = request.scope.get("root_path", "")
     return as_json({"code": lecture.code, "url": f"{root}/l/{lecture.code}"}, status=201)
 
@@ -135,7 +137,7 @@ async def ask(target: Target, hub: Hub, body: QuizBody) -> Response:
     def start(timeline: Timeline) -> dict[str, Any]:
         lecture = lecture_of(hub, target.session_id)
         hub.ask(lecture, list(body.choices), timeline)
-        return lecture.tally()
+        return hub.tally(lecture)
 
     return as_json(await target.take(start), status=201)
 
@@ -143,7 +145,10 @@ async def ask(target: Target, hub: Hub, body: QuizBody) -> Response:
 @router.get("/sessions/{session_id}/quiz", response_model=TallyOut, responses=QUIZ_ERRORS)
 async def tally(session_id: str, hub: Hub) -> Response:
     """The live tally (no question yet: no choices) and how many follow now."""
-    return as_json(lecture_of(hub, session_id).tally())
+    if hub.relay is None:
+        return as_json(hub.tally(lecture_of(hub, session_id)))
+    # several processes: the answers are counted in the store
+    return as_json(await anyio.to_thread.run_sync(lambda: hub.tally(lecture_of(hub, session_id))))
 
 
 @router.post("/sessions/{session_id}/quiz/reveal", response_model=TallyOut, responses=QUIZ_ERRORS)
@@ -153,7 +158,7 @@ async def reveal(target: Target, hub: Hub) -> Response:
     def show(timeline: Timeline) -> dict[str, Any]:
         lecture = lecture_of(hub, target.session_id)
         hub.reveal(lecture, timeline)
-        return lecture.tally()
+        return hub.tally(lecture)
 
     return await target.use(show)
 
@@ -173,6 +178,10 @@ async def self_answer(target: Target, hub: Hub, body: SelfAnswerBody) -> Respons
 async def follow(code: str, hub: Hub, request: Request) -> Response:
     """The session as followers see it: no id; during a question no program."""
     lecture = hub.find(code)
+    if hub.relay is not None:  # several processes: the view the instructor's process stored
+        _, body = await hub.relay.full(lecture)
+        data = body.split(b"\ndata: ", 1)[1]
+        return as_json(json.loads(data)["session"])
     return await watching(lecture, request).use(lambda t: hub.view(lecture, t))
 
 
@@ -196,15 +205,19 @@ async def events(
     """Server-Sent Events: one after every change of the session. Reconnecting with
     Last-Event-ID sends what was missed (or, too far behind, the whole Session once)."""
     lecture = hub.find(code)
-    target = watching(lecture, request)
-    try:
-        await target.take(lambda _: None)  # the session is still there
-    except UnknownSession:
-        hub.end(lecture.session_id)  # deleted: so is its lecture
-        raise NoLecture(code) from None
     last = int(last_event_id) if last_event_id and last_event_id.isdigit() else None
+    target = watching(lecture, request)
+    relay = hub.relay
+    if relay is None:
+        try:
+            await target.take(lambda _: None)  # the session is still there
+        except UnknownSession:
+            hub.end(lecture.session_id)  # deleted: so is its lecture
+            raise NoLecture(code) from None
 
     async def full() -> tuple[int, bytes]:
+        if relay is not None:  # several processes: the view the instructor's process stored
+            return await relay.full(lecture)
         result: tuple[int, bytes] = await target.take(lambda t: hub.sync(lecture, t))
         return result
 
@@ -227,11 +240,14 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
         raise LectureConflict("not during a question: try it yourself once it is revealed")
     store = request.app.state.store
 
-    def copy(_: Timeline) -> LiveSession:
+    def copy(_: Timeline | None = None) -> LiveSession:
         new: LiveSession = store.fork(lecture.session_id)
         return new
 
-    new = await watching(lecture, request).take(copy, heavy=True)
+    if hub.relay is not None:  # several processes: the log as stored, the session left alone
+        new = await anyio.to_thread.run_sync(copy)
+    else:
+        new = await watching(lecture, request).take(copy, heavy=True)
     return as_json(store.shown(new.id, {"id": new.id, **new.timeline.snapshot()}), status=201)
 
 
