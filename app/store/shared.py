@@ -1,0 +1,114 @@
+"""Lectures across processes (issue 12): what ``app/relay.py`` reads and writes when several
+processes share one store. Mixed into the PostgreSQL store (the same SQL would run on SQLite,
+which has no other process to tell).
+
+- ``lecture_publish``: one transaction holds a lecture's event, its number, the whole view a
+  follower that has nothing starts from (``lecture_views``, one row a lecture) and the NOTIFY
+  that tells the other processes (PostgreSQL delivers it at commit, so a listener that reads
+  the event finds it);
+- a lecture looked up by its code or its session, the tally counted from the answers of every
+  process, a session's self-study question.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import abstractmethod
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
+from .lectures import EVENTS_KEPT, StoredLecture
+from .sql import Cursor
+
+COLUMNS = "code, session, seq, losses, expires, quiz"
+
+
+def _lecture(row: tuple[str, str, int, int, float, str | None] | None) -> StoredLecture | None:
+    if row is None:
+        return None
+    code, session, seq, losses, expires, quiz = row
+    return StoredLecture(
+        code, session, int(seq), int(losses), expires, None if quiz is None else json.loads(quiz), {}
+    )
+
+
+class SharedLectures:
+    clock: Callable[[], float]
+
+    @abstractmethod
+    def _tx(self) -> AbstractContextManager[Cursor]: ...
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Cursor]: ...
+
+    def lecture(self, code: str) -> StoredLecture | None:
+        """A running lecture by its code (without its answers: ``lecture_counts``)."""
+        with self._read() as db:
+            row = db.execute(f"SELECT {COLUMNS} FROM lectures WHERE code = ?", (code,)).fetchone()
+        return _lecture(row)
+
+    def lecture_of(self, session_id: str) -> StoredLecture | None:
+        with self._read() as db:
+            row = db.execute(
+                f"SELECT {COLUMNS} FROM lectures WHERE session = ?", (session_id,)
+            ).fetchone()
+        return _lecture(row)
+
+    def lecture_publish(
+        self, code: str, seq: int, losses: int, body: str, full: str, notice: tuple[str, str]
+    ) -> None:
+        """The event ``seq``, the whole view after it, and the notice, all or nothing."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE lectures SET seq = ?, losses = ? WHERE code = ?", (seq, losses, code)
+            )
+            db.execute(
+                "INSERT INTO lecture_events VALUES (?, ?, ?) "
+                "ON CONFLICT (code, seq) DO UPDATE SET body = excluded.body",
+                (code, seq, body),
+            )
+            if seq % 50 == 0:  # now and then, not on every event
+                db.execute(
+                    "DELETE FROM lecture_events WHERE code = ? AND seq <= ?",
+                    (code, seq - EVENTS_KEPT),
+                )
+            self._set_full(db, code, seq, full)
+            db.execute("SELECT pg_notify(?, ?)", notice)
+
+    def lecture_set_full(self, code: str, seq: int, full: str) -> None:
+        with self._tx() as db:
+            self._set_full(db, code, seq, full)
+
+    @staticmethod
+    def _set_full(db: Cursor, code: str, seq: int, full: str) -> None:
+        db.execute(
+            "INSERT INTO lecture_views VALUES (?, ?, ?) "
+            "ON CONFLICT (code) DO UPDATE SET seq = excluded.seq, body = excluded.body",
+            (code, seq, full),
+        )
+
+    def lecture_full(self, code: str) -> tuple[int, str] | None:
+        """The whole view at the newest event, as its process stored it (None: ended)."""
+        with self._read() as db:
+            row = db.execute(
+                "SELECT v.seq, v.body FROM lecture_views v JOIN lectures l ON l.code = v.code "
+                "WHERE v.code = ?",
+                (code,),
+            ).fetchone()
+        return None if row is None else (int(row[0]), row[1])
+
+    def lecture_counts(self, code: str) -> dict[str, int]:
+        """Every process's answers to the lecture's question, by choice."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT choice, count(*) FROM lecture_answers WHERE code = ? GROUP BY choice",
+                (code,),
+            ).fetchall()
+        return {choice: int(n) for choice, n in rows}
+
+    def self_quiz_of(self, session_id: str) -> tuple[str, bool] | None:
+        with self._read() as db:
+            row = db.execute(
+                "SELECT preset, revealed FROM self_quizzes WHERE session = ?", (session_id,)
+            ).fetchone()
+        return None if row is None else (row[0], bool(row[1]))

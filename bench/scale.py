@@ -1,0 +1,208 @@
+"""Several processes behind nginx on PostgreSQL, one command: ``python bench/scale.py`` (about
+two minutes, loopback only). Issue 12's targets, measured in one run:
+
+1. lines per second through nginx with 2 app processes ÷ with 1 (same PostgreSQL, same load:
+   ``--clients`` keep-alive connections, each clicking ``next`` on its own moons session back
+   to back for ``--seconds``);
+2. a moons line through nginx + PostgreSQL ÷ a moons line straight to one process on SQLite,
+   p50 (one connection, one request at a time, interleaved so both see the same machine);
+3. takeover: ``kill -9`` of one of two processes, then every session it held asked for at once
+   through nginx; from the kill to each one's first answer (replayed from PostgreSQL on the
+   other process), p99 over ``--kills`` kills (the process is restarted between them).
+
+Starts Debian's PostgreSQL (``tests/postgres.py``), the app processes (``python -m app.cli``)
+and Debian's nginx running ``deploy/nginx.conf`` (``tests/shards.py``). Prints a table of
+ratios and targets; nothing is asserted. On this 2-core machine the load client, nginx and
+PostgreSQL share the two cores with the app processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from server import Connection, pct  # noqa: E402
+
+from tests.postgres import postgres_server  # noqa: E402
+from tests.process import server_process  # noqa: E402
+from tests.shards import Cluster, cluster, start_app, wait_up  # noqa: E402
+
+
+def new_database(url: str) -> str:
+    name = f"scale_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return url.rsplit("/", 1)[0] + "/" + name
+
+
+async def sessions(url: str, n: int) -> list[str]:
+    async with httpx.AsyncClient(base_url=url, timeout=30) as c:
+        ids = []
+        for _ in range(n):
+            r = await c.post("/api/sessions", json={"scenario": "moons"})
+            r.raise_for_status()
+            ids.append(r.json()["id"])
+            (await c.get(f"/api/sessions/{ids[-1]}")).raise_for_status()  # now on its process
+        return ids
+
+
+async def throughput(url: str, clients: int, seconds: float) -> float:
+    """Lines per second: each client clicks ``next`` on its own session, back to back."""
+    ids = await sessions(url, clients)
+    done = 0
+    stop = time.monotonic() + 1.0 + seconds  # one second of warm-up, not counted
+
+    async def click(sid: str) -> None:
+        nonlocal done
+        conn = await Connection.open(url)
+        since = 0
+        try:
+            while (now := time.monotonic()) < stop:
+                status, body = await conn.request("POST", f"/api/sessions/{sid}/next?since={since}")
+                assert status == 200, body
+                since = json.loads(body)["losses"]
+                if now > stop - seconds:
+                    done += 1
+        finally:
+            await conn.close()
+
+    await asyncio.gather(*(click(s) for s in ids))
+    return done / seconds
+
+
+async def line_p50(nginx: str, direct: str, rounds: int) -> tuple[float, float]:
+    """One moons line through nginx (PostgreSQL) and one straight to SQLite, interleaved."""
+    (a,) = await sessions(nginx, 1)
+    (b,) = await sessions(direct, 1)
+    ca, cb = await Connection.open(nginx), await Connection.open(direct)
+    through, straight = [], []
+    since_a = since_b = 0
+    for i in range(rounds + 50):
+        t0 = time.perf_counter()
+        status, body = await ca.request("POST", f"/api/sessions/{a}/next?since={since_a}")
+        t1 = time.perf_counter()
+        assert status == 200, body
+        since_a = json.loads(body)["losses"]
+        t2 = time.perf_counter()
+        status, body = await cb.request("POST", f"/api/sessions/{b}/next?since={since_b}")
+        t3 = time.perf_counter()
+        assert status == 200, body
+        since_b = json.loads(body)["losses"]
+        if i >= 50:
+            through.append(t1 - t0)
+            straight.append(t3 - t2)
+    await ca.close()
+    await cb.close()
+    return statistics.median(through), statistics.median(straight)
+
+
+def owner(c: httpx.Client, sid: str) -> str:
+    return c.get(f"/api/sessions/{sid}").headers["x-served-by"]
+
+
+async def first_answers(url: str, ids: list[str], killed_at: float) -> list[float]:
+    async with httpx.AsyncClient(base_url=url, timeout=30) as c:
+
+        async def one(sid: str) -> float:
+            r = await c.get(f"/api/sessions/{sid}")
+            assert r.status_code == 200, r.text
+            return time.perf_counter() - killed_at
+
+        return list(await asyncio.gather(*(one(s) for s in ids)))
+
+
+def takeover(shards: Cluster, env: dict[str, str], where: Path, kills: int, n: int) -> list[float]:
+    """Seconds from ``kill -9`` to the first answer of each moved session, over ``kills``."""
+    samples: list[float] = []
+    with httpx.Client(base_url=shards.url, timeout=30) as c:
+        ids = asyncio.run(sessions(shards.url, n))
+        for k in range(kills):
+            victim = shards.apps[k % len(shards.apps)]
+            held = {sid: owner(c, sid) for sid in ids}  # every session live on its process
+            for sid in ids:  # with a graph built, a few lines in: a real replay
+                c.post(f"/api/sessions/{sid}/next")
+            moved = [sid for sid, name in held.items() if name == victim.name]
+            killed_at = time.perf_counter()
+            victim.kill()
+            samples += asyncio.run(first_answers(shards.url, moved, killed_at))
+            port = int(victim.url.rsplit(":", 1)[1])
+            again = start_app(victim.name, env, where, port)
+            wait_up(again)
+            shards.apps[shards.apps.index(victim)] = again
+            time.sleep(6)  # nginx's fail_timeout (5 s): the process is tried again
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument("--kills", type=int, default=4)
+    parser.add_argument("--sessions", type=int, default=40)
+    args = parser.parse_args()
+    rows: list[tuple[str, str, float, str, bool]] = []
+    with postgres_server() as pg:
+        where = Path(tempfile.mkdtemp(prefix="loop-stepper-scale-"))
+        env = {"LOOP_STEPPER_DATABASE_URL": new_database(pg), "LOOP_STEPPER_MAX_SESSIONS": "5000"}
+        with cluster(["a"], env, where / "one") as one:
+            one_rate = asyncio.run(throughput(one.url, args.clients, args.seconds))
+            sqlite = {"LOOP_STEPPER_DATA": str(where / "sqlite")}
+            with server_process(sqlite) as (direct, _):
+                through, straight = asyncio.run(line_p50(one.url, direct, args.rounds))
+        env = {**env, "LOOP_STEPPER_DATABASE_URL": new_database(pg)}
+        with cluster(["a", "b"], env, where / "two") as two:
+            two_rate = asyncio.run(throughput(two.url, args.clients, args.seconds))
+            moved = takeover(two, env, where / "two", args.kills, args.sessions)
+    ratio = two_rate / one_rate
+    rows.append(
+        (
+            "moons lines/s through nginx, 2 processes ÷ 1",
+            f"{two_rate:.0f} ÷ {one_rate:.0f} ({args.clients} clients back to back)",
+            ratio,
+            "≥ 1.6",
+            ratio >= 1.6,
+        )
+    )
+    ratio = through / straight
+    rows.append(
+        (
+            "moons line p50: nginx + PostgreSQL ÷ direct + SQLite",
+            f"{through * 1e3:.2f} ms ÷ {straight * 1e3:.2f} ms",
+            ratio,
+            "≤ 1.5",
+            ratio <= 1.5,
+        )
+    )
+    p99 = pct(moved, 0.99)
+    rows.append(
+        (
+            "takeover: kill -9 → first answer of a moved session, p99",
+            f"{p99 * 1e3:.0f} ms (p50 {pct(moved, 0.5) * 1e3:.0f} ms, {len(moved)} sessions, "
+            f"{args.kills} kills)",
+            p99,
+            "≤ 1 s",
+            p99 <= 1.0,
+        )
+    )
+    print("\n| measure | measured | ratio | target | met |\n|---|---|---|---|---|")
+    for name, measured, value, target, met in rows:
+        print(f"| {name} | {measured} | {value:.2f} | {target} | {'yes' if met else '**no**'} |")
+
+
+if __name__ == "__main__":
+    main()
