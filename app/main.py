@@ -36,7 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     store.on_change, store.shown, store.on_load = hub.changed, hub.shown, hub.adopt
     shared_store = shared(store.store)
     if shared_store is not None:  # several processes on one PostgreSQL: lectures across them
-        hub.relay = Relay(hub, shared_store)
+        hub.relay = Relay(hub, shared_store, store.forget)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -61,6 +61,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            if hub.relay is not None:
+                hub.relay.close()
             store.store.close()
 
     app = FastAPI(

@@ -50,7 +50,13 @@ class SharedStore(Protocol):
     def lecture_counts(self, code: str) -> dict[str, int]: ...
     def self_quiz_of(self, session_id: str) -> tuple[str, bool] | None: ...
     def notify(self, channel: str, payload: str) -> None: ...
-    def listen(self, channel: str, callback: Callable[[str], None]) -> None: ...
+    def listen(self, channel: str, callback: Callable[[str], None]) -> Listener | None: ...
+
+
+class Listener(Protocol):
+    on_reconnect: Callable[[], None] | None
+
+    def close(self) -> None: ...
 
 
 def shared(store: object) -> SharedStore | None:
@@ -59,8 +65,16 @@ def shared(store: object) -> SharedStore | None:
 
 
 class Relay:
-    def __init__(self, hub: LectureHub, store: SharedStore, node: str | None = None) -> None:
+    def __init__(
+        self,
+        hub: LectureHub,
+        store: SharedStore,
+        forget: Callable[[str], None],
+        node: str | None = None,
+    ) -> None:
         self.hub, self.store = hub, store
+        self.forget = forget  # drop this process's copy of a session another one claimed
+        self.listener: Listener | None = None
         self.node = node or secrets.token_hex(6)  # this process, in announcements
         self.loop: asyncio.AbstractEventLoop | None = None
         self.remote: dict[str, dict[str, tuple[int, float]]] = {}  # code: node: (n, when)
@@ -72,8 +86,18 @@ class Relay:
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.wake = asyncio.Event()
-        self.store.listen(CHANNEL, self._heard_anywhere)
+        self.listener = self.store.listen(CHANNEL, self._heard_anywhere)
+        if self.listener is not None:  # notices sent while it was away are lost: read again
+            self.listener.on_reconnect = lambda: loop.call_soon_threadsafe(self._reread)
         self.tasks = [loop.create_task(self._pull()), loop.create_task(self._announce())]
+
+    def close(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+
+    def _reread(self) -> None:
+        self.dirty |= set(self.hub.by_code)
+        self.wake.set()
 
     def notice(self, kind: str, **fields: Any) -> str:
         return json.dumps({"k": kind, "node": self.node, **fields}, separators=(",", ":"))
@@ -123,8 +147,10 @@ class Relay:
         return self.hub._add(self.hub._lecture(stored))
 
     def adopt(self, session_id: str) -> None:
-        """A session loaded here (in a thread): its lecture as the store has it now (the
-        process that held it may have published since), and its self-study question."""
+        """A session loaded (and claimed) here, in a thread: the others drop their copies;
+        its lecture as the store has it now (the process that held it may have published
+        since), and its self-study question."""
+        self.store.notify(CHANNEL, self.notice("claimed", session=session_id))
         quiz = self.store.self_quiz_of(session_id)
         if quiz is not None:
             self.hub.selfstudy.quizzes[session_id] = quiz
@@ -163,7 +189,9 @@ class Relay:
         notice = json.loads(payload)
         if notice.get("node") == self.node:
             return
-        if notice["k"] == "followers":
+        if notice["k"] == "claimed":  # another process replayed it: this copy is stale
+            self.forget(notice["session"])
+        elif notice["k"] == "followers":
             now = time.monotonic()
             for code, n in notice["counts"].items():
                 self.remote.setdefault(code, {})[notice["node"]] = (n, now)

@@ -226,6 +226,14 @@ class SessionStore:
             if self.on_change is not None:
                 self.on_change(session)
 
+    def forget(self, session_id: str) -> None:
+        """Drop this process's copy of a session another process claimed (its next request
+        here replays it from the store)."""
+        with self._lock:
+            entry = self._live.pop(session_id, None)
+        if entry is not None:
+            entry[0].gone = True
+
     def delete(self, session_id: str) -> None:
         with self._lock:
             entry = self._live.pop(session_id, None)

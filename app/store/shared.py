@@ -27,9 +27,8 @@ def _lecture(row: tuple[str, str, int, int, float, str | None] | None) -> Stored
     if row is None:
         return None
     code, session, seq, losses, expires, quiz = row
-    return StoredLecture(
-        code, session, int(seq), int(losses), expires, None if quiz is None else json.loads(quiz), {}
-    )
+    question = None if quiz is None else json.loads(quiz)
+    return StoredLecture(code, session, int(seq), int(losses), expires, question, {})
 
 
 class SharedLectures:
