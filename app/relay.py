@@ -88,7 +88,7 @@ class Relay:
         self.wake = asyncio.Event()
         self.listener = self.store.listen(CHANNEL, self._heard_anywhere)
         if self.listener is not None:  # notices sent while it was away are lost: read again
-            self.listener.on_reconnect = lambda: loop.call_soon_threadsafe(self._reread)
+            self.listener.on_reconnect = lambda: self._heard_anywhere("")
         self.tasks = [loop.create_task(self._pull()), loop.create_task(self._announce())]
 
     def close(self) -> None:
@@ -186,6 +186,9 @@ class Relay:
             self.loop.call_soon_threadsafe(self._heard, payload)
 
     def _heard(self, payload: str) -> None:
+        if not payload:  # the listener connected again: what was sent meanwhile is lost
+            self._reread()
+            return
         notice = json.loads(payload)
         if notice.get("node") == self.node:
             return
