@@ -26,7 +26,7 @@ import pydantic_core
 
 from .engine.program import PRESETS, Preset, preset_of
 from .sessions import Session
-from .store import SqliteStore, StoredLecture
+from .store import Store, StoredLecture
 from .timeline import Timeline
 
 # 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
@@ -129,7 +129,7 @@ class LectureHub:
 
     def __init__(
         self,
-        store: SqliteStore,
+        store: Store,
         hours: float = 4.0,
         *,
         keepalive: float = 15.0,
