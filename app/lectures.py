@@ -39,7 +39,7 @@ from .quizzes import (
     self_study_preset,
 )
 from .sessions import Session
-from .store import SqliteStore, StoredLecture
+from .store import Store, StoredLecture
 from .timeline import Timeline
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class LectureHub:
 
     def __init__(
         self,
-        store: SqliteStore,
+        store: Store,
         hours: float = 4.0,
         *,
         keepalive: float = 15.0,

@@ -23,7 +23,8 @@ from .lectures import LectureConflict, LectureHub, NoLecture, TooManyAnswers
 from .relay import Relay, shared
 from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
 from .settings import Settings
-from .store import SqliteStore
+from .store import Store
+from .store import open_store as open_database
 from .timeline import MomentOutOfRange, TimelineError
 from .web import api, docs, lectures, pages, security
 
@@ -173,10 +174,11 @@ def warm_up() -> None:
         lab.snapshot()
 
 
-def open_store(settings: Settings) -> SqliteStore:
+def open_store(settings: Settings) -> Store:
+    """PostgreSQL if ``database_url`` is set, else SQLite's file in ``data``."""
     path = ":memory:" if settings.data == ":memory:" else f"{settings.data}/sessions.sqlite3"
-    return SqliteStore(
-        path,
+    return open_database(
+        settings.database_url or path,
         retain_days=settings.retain_days,
         snapshot_days=settings.snapshot_days,
         max_logs=settings.store_max_sessions,

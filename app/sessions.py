@@ -5,6 +5,13 @@ Memory holds at most ``max_live`` sessions; one idle for ``idle_timeout`` second
 recently used when room is needed, leaves memory but not the store: its next request replays
 it from its log (``Timeline.restored``). A session is gone only when the store deletes it
 (retention, caps) or its owner does.
+
+Several processes may share one store (PostgreSQL, or one SQLite file): the one that replays
+a session claims it (its owner epoch, ``Store.claim``) and every save checks the epoch. A
+process whose session was claimed by another since gets ``NotOwner`` on its next save: it drops
+its copy, replays the session from the store (claiming it back: the request came to it, so it
+is the one being routed the session now) and runs the action again on the fresh replay, as if
+it had never held the stale copy (``SessionStore.act``).
 """
 
 from __future__ import annotations
@@ -15,12 +22,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .engine import LabState
 from .records import Setup
-from .store import NoSuchLog, SqliteStore
+from .store import NoSuchLog, NotOwner, Store
 from .timeline import Timeline
+
+T = TypeVar("T")
 
 
 class UnknownSession(KeyError):
@@ -39,6 +48,7 @@ class SessionBusy(Exception):
 class Session:
     id: str
     timeline: Timeline
+    owner: int = 0  # the owner epoch this process claimed the session's log with
     lock: threading.Lock = field(default_factory=threading.Lock)
     waiting: int = 0  # requests queued behind the lock (the HTTP layer caps it)
     gone: bool = False  # left memory: a request that still holds it must look it up again
@@ -47,7 +57,7 @@ class Session:
 class Journal:
     """The store as one timeline sees it: where its older checkpoints are read back from."""
 
-    def __init__(self, store: SqliteStore, session_id: str) -> None:
+    def __init__(self, store: Store, session_id: str) -> None:
         self.store, self.session_id = store, session_id
 
     def checkpoint(self, seq: int) -> LabState:
@@ -63,7 +73,7 @@ class SessionStore:
 
     def __init__(
         self,
-        store: SqliteStore,
+        store: Store,
         max_live: int,
         idle_timeout: float,
         clock: Callable[[], float] = time.monotonic,
@@ -146,10 +156,10 @@ class SessionStore:
             raise StoreFull(f"the server holds its maximum of {self.store.max_logs} sessions")
         session_id = new_id()
         timeline = Timeline(setup, Journal(self.store, session_id))
-        self.store.create(session_id, timeline.setup)
+        owner = self.store.create(session_id, timeline.setup)
         if timeline.change:  # a program given at creation
-            self.store.append(session_id, timeline.drain())
-        session = Session(session_id, timeline)
+            self.store.append(session_id, timeline.drain(), owner)
+        session = Session(session_id, timeline, owner)
         self._add(session)
         return session
 
@@ -202,11 +212,11 @@ class SessionStore:
                 if session is not None:
                     return session
                 try:
-                    stored = self.store.load(session_id)
+                    stored, owner = self.store.claim(session_id)
                 except NoSuchLog:
                     raise UnknownSession(session_id) from None
                 timeline = Timeline.restored(stored, Journal(self.store, session_id))
-                session = Session(session_id, timeline)
+                session = Session(session_id, timeline, owner)
                 if self.on_load is not None:
                     self.on_load(session_id)
                 self._add(session)
@@ -215,12 +225,39 @@ class SessionStore:
                 with self._lock:
                     self._loading.pop(session_id, None)
 
+    def act(self, session: Session, action: Callable[[Timeline], T]) -> T:
+        """Run ``action`` on the session's timeline and save what it did (under the session's
+        lock, before answering). If another process claimed the session since this one replayed
+        it, the stale copy is dropped and the action runs again on a fresh replay, which this
+        process claims back."""
+        try:
+            try:
+                return action(session.timeline)
+            finally:
+                self.save(session)  # a line that failed in PyTorch is in the log too
+        except NotOwner:
+            self._drop(session)
+        while True:
+            fresh = self._load(session.id)
+            with fresh.lock:
+                if not fresh.gone:
+                    return self.act(fresh, action)
+
+    def _drop(self, session: Session) -> None:
+        """Forget a session's stale copy (another process claimed its log)."""
+        session.gone = True
+        with self._lock:
+            entry = self._live.get(session.id)
+            if entry is not None and entry[0] is session:
+                del self._live[session.id]
+
     def save(self, session: Session) -> None:
-        """Write what the last action did; called under the session's lock, before answering."""
+        """Write what the last action did; called under the session's lock, before answering.
+        ``NotOwner`` if another process claimed the session since (see ``act``)."""
         change = session.timeline.drain()
         if change:
             try:
-                self.store.append(session.id, change)
+                self.store.append(session.id, change, session.owner)
             except NoSuchLog:
                 raise UnknownSession(session.id) from None
             if self.on_change is not None:

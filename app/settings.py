@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     max_sessions: int = 1000  # sessions in memory at once; the least recently used make room
     idle_timeout: float = 1800.0  # seconds without a request before a session leaves memory
     data: str = str(user_data())  # the store's folder (sessions.sqlite3); ":memory:" keeps none
+    # postgresql://user:password@host:port/db: the sessions' logs in PostgreSQL (several
+    # processes or machines share it) instead of SQLite's file in `data`. Empty: SQLite.
+    database_url: str = ""
     retain_days: float = 7.0  # a session idle this long is deleted from the store
     snapshot_days: float = 365.0  # how long a shared snapshot lives
     store_max_sessions: int = 20_000  # logs (sessions and snapshots) in the store
@@ -72,6 +75,14 @@ class Settings(BaseSettings):
     def _served_by(cls, value: str) -> str:
         if value and not re.fullmatch(r"[A-Za-z0-9._:-]{1,64}", value):
             raise ValueError("served_by is a short name: letters, digits, . _ : -")
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("database_url is a postgresql:// URL (empty: SQLite in data)")
         return value
 
     @field_validator("frame_ancestors")

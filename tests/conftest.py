@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -16,6 +19,7 @@ import uvicorn
 
 from app.main import create_app
 from app.settings import Settings
+from app.store import SqliteStore, Store
 
 # every server a test starts keeps its store in a folder of its own, never the user's
 os.environ["LOOP_STEPPER_DATA"] = tempfile.mkdtemp(prefix="loop-stepper-tests-")
@@ -81,3 +85,47 @@ def postgres_url() -> Iterator[str]:
         yield url
     finally:
         server.__exit__(None, None, None)
+
+
+_schemas = itertools.count()
+
+
+def schema_url(url: str, schema: str) -> str:
+    """``url`` with its tables in ``schema`` (made if need be): a database of one's own,
+    for the price of a CREATE SCHEMA."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    return f"{url}?options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Store]]:
+    """Opens a store of each kind: ``make_store("name", **options)``; one name is one
+    database (a SQLite file, a PostgreSQL schema), so opening it twice is two processes'
+    view of one store. Closed at the end of the test."""
+    kind: str = request.param
+    url = request.getfixturevalue("postgres_url") if kind == "postgres" else ""
+    opened: list[Store] = []
+    schemas: dict[str, str] = {}
+
+    def make(name: str = "s", **options: Any) -> Store:
+        store: Store
+        if kind == "sqlite":
+            store = SqliteStore(tmp_path / f"{name}.sqlite3", **options)
+        else:
+            from app.store.postgres import PostgresStore
+
+            if name not in schemas:
+                schemas[name] = schema_url(url, f"t{next(_schemas)}_{os.getpid()}_{name}")
+            store = PostgresStore(schemas[name], **options)
+        opened.append(store)
+        return store
+
+    make.kind = kind  # type: ignore[attr-defined]
+    try:
+        yield make
+    finally:
+        for store in opened:
+            store.close()

@@ -1,16 +1,21 @@
-"""The SQLite store: logs written and read back, snapshots frozen, retention and caps."""
+"""The store's contract, on SQLite and on PostgreSQL: logs written and read back, snapshots
+frozen, retention and caps, owner epochs, notifications."""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from app.engine.optimizers import PLAIN_SGD
 from app.sessions import Journal
-from app.store import DAY, SCHEMA, NoSuchLog, SqliteStore
+from app.store import DAY, SCHEMA, NoSuchLog, NotOwner, SqliteStore, Store
 from app.timeline import Setup, Timeline
+
+Make = Callable[..., Store]
 
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
                                                       "backward", "step"))  # fmt: skip
@@ -24,7 +29,7 @@ class Clock:
         return self.now
 
 
-def session(store: SqliteStore, log_id: str, iterations: int = 1) -> Timeline:
+def session(store: Store, log_id: str, iterations: int = 1) -> Timeline:
     store.create(log_id, NEURON)
     timeline = Timeline(NEURON, Journal(store, log_id), every=3)
     timeline.run(iterations)
@@ -32,8 +37,8 @@ def session(store: SqliteStore, log_id: str, iterations: int = 1) -> Timeline:
     return timeline
 
 
-def test_a_log_reads_back_as_written(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3")
+def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
+    store = make_store()
     timeline = session(store, "a", 4)
     timeline.rewind(7)
     store.append("a", timeline.drain())
@@ -45,9 +50,13 @@ def test_a_log_reads_back_as_written(tmp_path: Path) -> None:
     )
     again = Timeline.restored(saved, Journal(store, "a"))
     assert again.snapshot() == timeline.snapshot()
-    with sqlite3.connect(tmp_path / "s.sqlite3") as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
-        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    if isinstance(store, SqliteStore):
+        with sqlite3.connect(tmp_path / "s.sqlite3") as db:
+            assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    else:
+        assert store.schema_version() == SCHEMA == 4  # type: ignore[attr-defined]
+        assert make_store().schema_version() == SCHEMA  # a second process migrates nothing
     with pytest.raises(NoSuchLog):
         store.load("nope")
     stray = Timeline(NEURON)
@@ -58,8 +67,8 @@ def test_a_log_reads_back_as_written(tmp_path: Path) -> None:
         store.append("nope", stray.drain())
 
 
-def test_a_snapshot_is_frozen_at_the_head(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.sqlite3")
+def test_a_snapshot_is_frozen_at_the_head(make_store: Make) -> None:
+    store = make_store()
     timeline = session(store, "a", 3)
     timeline.rewind(6)
     store.append("a", timeline.drain())
@@ -76,9 +85,9 @@ def test_a_snapshot_is_frozen_at_the_head(tmp_path: Path) -> None:
         store.open_snapshot("missing", "c")
 
 
-def test_retention_and_caps_take_the_oldest_idle_first(tmp_path: Path) -> None:
+def test_retention_and_caps_take_the_oldest_idle_first(make_store: Make) -> None:
     clock = Clock()
-    store = SqliteStore(tmp_path / "s.sqlite3", retain_days=7, snapshot_days=365, clock=clock)
+    store = make_store("s", retain_days=7, snapshot_days=365, clock=clock)
     session(store, "old")
     store.snapshot("old", "shared")
     clock.now += 3 * DAY
@@ -92,13 +101,94 @@ def test_retention_and_caps_take_the_oldest_idle_first(tmp_path: Path) -> None:
     assert store.sweep(live=["live"]) == 3  # recent, the snapshot, the session opened from it
     assert store.exists("live") and store.count() == 1
 
-    capped = SqliteStore(tmp_path / "c.sqlite3", max_logs=3, clock=clock)
+    capped = make_store("c", max_logs=3, clock=clock)
     for i in range(5):
         clock.now += 1
         session(capped, f"s{i}")
     capped.sweep(live=["s0"])
     assert [capped.exists(f"s{i}") for i in range(5)] == [True, False, False, True, True]
     size = capped.size("s4")
-    small = SqliteStore(tmp_path / "c.sqlite3", max_bytes=size * 2, clock=clock)
+    small = make_store("c", max_bytes=size * 2, clock=clock)
     small.sweep()
     assert small.count() == 2 and small.exists("s4") and small.exists("s3")
+
+
+def test_a_claim_fences_off_the_previous_owner(make_store: Make) -> None:
+    """Two processes on one store: the one that claimed last is the only one that writes."""
+    a, b = make_store(), make_store()  # two connections to one database
+    assert a.create("s", NEURON) == 1
+    mine = Timeline(NEURON, Journal(a, "s"), every=3)
+    mine.run(1)
+    a.append("s", mine.drain(), owner=1)
+    saved, owner = b.claim("s")
+    assert owner == 2 and len(saved.events) == 5 and saved.setup == NEURON
+    stale = Timeline.restored(a.load("s"), Journal(a, "s"))
+    stale.next()  # a line at the end: the one-statement path
+    with pytest.raises(NotOwner, match="owner epoch 2, this process holds 1"):
+        a.append("s", stale.drain(), owner=1)
+    stale.rewind(2)
+    stale.next()  # from the past: the transaction path
+    with pytest.raises(NotOwner):
+        a.append("s", stale.drain(), owner=1)
+    assert len(b.load("s").events) == 5  # nothing of a's was written
+    theirs = Timeline.restored(saved, Journal(b, "s"))
+    theirs.next()
+    b.append("s", theirs.drain(), owner=2)
+    assert len(a.load("s").events) == 6
+    with pytest.raises(NoSuchLog):
+        b.claim("missing")
+    with pytest.raises(NoSuchLog):
+        b.append("missing", theirs.drain() or stale.drain(), owner=2)
+
+
+def test_claims_and_appends_from_two_threads_never_interleave(make_store: Make) -> None:
+    """Appends race a claim: each either landed before it (and the claim's log has it) or
+    was refused; none is written after the claim read the log."""
+    a, b = make_store(), make_store()
+    a.create("s", NEURON)
+    lines = Timeline(NEURON, Journal(a, "s"), every=1000)
+    written: list[int] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        while not stop.is_set():
+            lines.next()
+            change = lines.drain()
+            try:
+                a.append("s", change, owner=1)
+            except NotOwner:
+                return
+            written.append(change.events[-1][0])
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    while len(written) < 20:
+        stop.wait(0.001)
+    saved, _ = b.claim("s")
+    stop.set()
+    thread.join()
+    assert len(saved.events) == len(written) == len(b.load("s").events)
+
+
+def test_notifications_reach_every_listener(make_store: Make) -> None:
+    a, b = make_store(), make_store()
+    got: list[str] = []
+    arrived = threading.Event()
+
+    def heard(payload: str) -> None:
+        got.append(payload)
+        if len(got) == 3:
+            arrived.set()
+
+    listener = b.listen("lecture", heard)
+    if listener is None:  # SQLite: one process, nothing to publish between processes
+        a.notify("lecture", "nobody hears this")
+        assert make_store.kind == "sqlite"  # type: ignore[attr-defined]
+        return
+    try:
+        for payload in ("one", "two", "three"):
+            a.notify("lecture", payload)
+        assert arrived.wait(10)
+        assert got == ["one", "two", "three"]
+    finally:
+        listener.close()

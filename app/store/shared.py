@@ -13,11 +13,8 @@ which has no other process to tell).
 from __future__ import annotations
 
 import json
-from abc import abstractmethod
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 
-from .lectures import EVENTS_KEPT, StoredLecture
+from .lectures import EVENTS_KEPT, LectureTables, StoredLecture
 from .sql import Cursor
 
 COLUMNS = "code, session, seq, losses, expires, quiz"
@@ -31,14 +28,11 @@ def _lecture(row: tuple[str, str, int, int, float, str | None] | None) -> Stored
     return StoredLecture(code, session, int(seq), int(losses), expires, question, {})
 
 
-class SharedLectures:
-    clock: Callable[[], float]
-
-    @abstractmethod
-    def _tx(self) -> AbstractContextManager[Cursor]: ...
-
-    @abstractmethod
-    def _read(self) -> AbstractContextManager[Cursor]: ...
+class SharedLectures(LectureTables):
+    def end_lecture(self, code: str) -> None:
+        super().end_lecture(code)
+        with self._tx() as db:
+            db.execute("DELETE FROM lecture_views WHERE code = ?", (code,))
 
     def lecture(self, code: str) -> StoredLecture | None:
         """A running lecture by its code (without its answers: ``lecture_counts``)."""

@@ -106,10 +106,7 @@ class SessionTarget:
         return await anyio.to_thread.run_sync(self._locked, None, read)
 
     def _act(self, session: LiveSession, read: Callable[[Timeline], Any]) -> Any:
-        try:
-            return read(session.timeline)
-        finally:
-            self.store.save(session)  # a line that failed in PyTorch is in the log too
+        return self.store.act(session, read)  # saved; replayed if another process took it
 
     def _locked(self, session: LiveSession | None, read: Callable[[Timeline], Any]) -> Any:
         while True:  # a session that left memory meanwhile is read back from the store

@@ -1,0 +1,95 @@
+"""Where sessions live between requests and across restarts: their logs, in SQLite (one file,
+the default) or PostgreSQL (``LOOP_STEPPER_DATABASE_URL``, for several processes or machines).
+
+A session is its log (``timeline.py``): the setup, the events, the head (where it stands after a
+rewind) and checkpoints. Every action's ``Change`` is written here, in one transaction, before
+its answer goes out, so a server killed at any point (even ``kill -9``) comes back with every
+acknowledged answer: the log replays to it. Snapshots are frozen copies of a log under their
+own token, with their own lifetime.
+
+Everything above uses the ``Store`` protocol below; ``open_store`` picks the store.
+
+- ``logs.py``: the logs' SQL (both dialects), owner epochs (``claim``, ``NotOwner``)
+- ``lectures.py``: the lecture tables
+- ``schema.py``: the numbered migrations
+- ``sqlite.py``, ``postgres.py``: connections, transactions, migrations' bookkeeping, and
+  ``notify``/``listen`` (PostgreSQL's LISTEN/NOTIFY; nothing on SQLite)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, Unpack
+
+from ..engine import LabState
+from ..records import Change, Saved, Setup
+from .lectures import EVENTS_KEPT, StoredLecture
+from .logs import DAY, Limits, NoSuchLog, NotOwner
+from .schema import SCHEMA
+from .sqlite import SqliteStore
+
+__all__ = [
+    "DAY",
+    "EVENTS_KEPT",
+    "SCHEMA",
+    "Limits",
+    "Listener",
+    "NoSuchLog",
+    "NotOwner",
+    "SqliteStore",
+    "Store",
+    "StoredLecture",
+    "open_store",
+]
+
+
+class Listener(Protocol):
+    def close(self) -> None: ...
+
+
+class Store(Protocol):
+    """What the sessions and the lectures need of a store (both stores have it all)."""
+
+    max_logs: int
+
+    # sessions: owner epochs come from create/claim and go with every append
+    def create(self, log_id: str, setup: Setup) -> int: ...
+    def append(self, log_id: str, change: Change, owner: int | None = None) -> None: ...
+    def claim(self, log_id: str) -> tuple[Saved, int]: ...
+    def load(self, log_id: str, kind: str = "session") -> Saved: ...
+    def touch(self, log_ids: Iterable[str]) -> None: ...
+    def checkpoint(self, log_id: str, seq: int) -> LabState: ...
+    def delete(self, log_id: str) -> bool: ...
+    def exists(self, log_id: str) -> bool: ...
+    def snapshot(self, log_id: str, token: str) -> None: ...
+    def open_snapshot(self, token: str, log_id: str) -> None: ...
+    def fork(self, log_id: str, new_id: str) -> None: ...
+    def sweep(self, live: Iterable[str] = (), room: int = 0) -> int: ...
+    def size(self, log_id: str) -> int: ...
+    def count(self) -> int: ...
+    def close(self) -> None: ...
+
+    # lectures
+    def lectures(self, now: float) -> list[StoredLecture]: ...
+    def add_lecture(self, code: str, session_id: str, expires: float) -> None: ...
+    def end_lecture(self, code: str) -> None: ...
+    def lecture_event(self, code: str, seq: int, losses: int, body: str) -> None: ...
+    def lecture_events(self, code: str, after: int) -> list[tuple[int, str]]: ...
+    def lecture_quiz(self, code: str, quiz: dict[str, Any] | None) -> None: ...
+    def lecture_answer(self, code: str, voter: str, choice: str) -> None: ...
+    def self_quiz(self, session_id: str, preset: str, revealed: bool = False) -> None: ...
+    def self_quizzes(self) -> dict[str, tuple[str, bool]]: ...
+
+    # between processes (None / nothing on SQLite)
+    def notify(self, channel: str, payload: str) -> None: ...
+    def listen(self, channel: str, callback: Callable[[str], None]) -> Listener | None: ...
+
+
+def open_store(where: str, **limits: Unpack[Limits]) -> Store:
+    """A ``postgresql://`` (or ``postgres://``) URL opens the PostgreSQL store; anything else
+    is a SQLite file's path (``:memory:`` keeps nothing)."""
+    if where.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStore  # psycopg is imported only when it is used
+
+        return PostgresStore(where, **limits)
+    return SqliteStore(where, **limits)

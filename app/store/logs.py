@@ -1,0 +1,362 @@
+"""The session logs' SQL, once for both dialects: create, append, claim, load, checkpoints,
+snapshots and forks, and the sweep that keeps the store bounded.
+
+A store (``SqliteStore``, ``PostgresStore``) gives this class its transactions (``_tx``), its
+reads (``_read``) and the single statement of a line at the end of the log (``_write_one``);
+everything else is here. Placeholders are ``?`` (psycopg's cursor is wrapped to take them);
+upserts are ``ON CONFLICT ... DO UPDATE``, which both dialects read.
+
+Owner epochs: every log row has an ``owner`` number. ``create`` and ``claim`` (a replay) bump it
+and return it; ``append(..., owner=n)`` writes only while the row still holds ``n``, checked in
+the same statement (the line at the end) or transaction (anything else). A process whose
+session another process has claimed since gets ``NotOwner`` and must replay it again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from typing import Any, TypedDict
+
+from .. import checkpoints
+from ..engine import LabState
+from ..records import AT_END, Change, Event, Saved, Setup
+from .lectures import LectureTables
+from .sql import Cursor, dumps
+
+DAY = 86_400.0
+
+
+class NoSuchLog(KeyError):
+    pass
+
+
+class NotOwner(Exception):
+    """Another process claimed this session since this one replayed it (its ``owner`` epoch
+    moved on): nothing was written; replay the session (claiming it back) and act again."""
+
+    def __init__(self, log_id: str, owner: int, current: int) -> None:
+        super().__init__(
+            f"session {log_id} was claimed by another process (owner epoch {current}, "
+            f"this process holds {owner})"
+        )
+        self.log_id, self.owner, self.current = log_id, owner, current
+
+
+def _only_events(change: Change) -> bool:
+    return (
+        len(change.events) == 1
+        and change.rebased is None
+        and change.truncate is None
+        and change.head is None
+        and change.forget_before is None
+        and not change.checkpoints
+    )
+
+
+class Limits(TypedDict, total=False):
+    retain_days: float  # a session idle this long is deleted (7)
+    snapshot_days: float  # a snapshot's lifetime (365)
+    max_logs: int  # sessions and snapshots (20 000)
+    max_bytes: int  # their events and checkpoints (2 GiB)
+    clock: Callable[[], float]  # time.time
+
+
+class LogStore(LectureTables):
+    """Everything but the connections; see the module's docstring."""
+
+    # appended to the read of a log's row in a write, so that a claim waits for the appends
+    # in flight and they for it (PostgreSQL: " FOR SHARE"; SQLite writes one at a time)
+    LOCK_ROW = ""
+
+    def __init__(
+        self,
+        *,
+        retain_days: float = 7,
+        snapshot_days: float = 365,
+        max_logs: int = 20_000,
+        max_bytes: int = 2 * 1024**3,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.retain, self.snapshot_life = retain_days * DAY, snapshot_days * DAY
+        self.max_logs, self.max_bytes, self.clock = max_logs, max_bytes, clock
+
+    @abstractmethod
+    def _write_one(self, sql: str, params: tuple[Any, ...]) -> int:
+        """One statement on its own (atomic by itself); returns its rowcount."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # -- sessions --------------------------------------------------------------------
+
+    def create(self, log_id: str, setup: Setup) -> int:
+        """A new session's log; returns its owner epoch (the creator owns it)."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO logs (id, kind, setup, used, owner) VALUES (?, 'session', ?, ?, 1)",
+                (log_id, dumps(setup.to_json()), self.clock()),
+            )
+        return 1
+
+    def append(self, log_id: str, change: Change, owner: int | None = None) -> None:
+        """Write what one action did, all or nothing; with ``owner``, only while the session's
+        epoch is still that (else ``NotOwner``, and nothing is written)."""
+        check = "" if owner is None else " AND owner = ?"
+        mine = () if owner is None else (owner,)
+        if _only_events(change):  # the usual line: one statement, one round trip
+            ((seq, event),) = change.events
+            written = self._write_one(
+                "INSERT INTO events (log, seq, body) SELECT ?, ?, ? FROM logs "
+                f"WHERE id = ?{check}{self.LOCK_ROW} "
+                "ON CONFLICT (log, seq) DO UPDATE SET body = excluded.body",
+                (log_id, seq, dumps(event.to_json()), log_id, *mine),
+            )
+            if not written:
+                self._refused(log_id, owner)
+            return
+        with self._tx() as db:
+            row = db.execute(
+                f"SELECT owner FROM logs WHERE id = ?{self.LOCK_ROW}", (log_id,)
+            ).fetchone()
+            if row is None:
+                raise NoSuchLog(log_id)
+            if owner is not None and row[0] != owner:
+                raise NotOwner(log_id, owner, row[0])
+            self._write(db, log_id, change)
+
+    def _refused(self, log_id: str, owner: int | None) -> None:
+        """Why a line's statement wrote nothing: the log is gone, or another process owns it."""
+        with self._read() as db:
+            row = db.execute("SELECT owner FROM logs WHERE id = ?", (log_id,)).fetchone()
+        if row is None or owner is None:
+            raise NoSuchLog(log_id)
+        raise NotOwner(log_id, owner, row[0])
+
+    @staticmethod
+    def _write(db: Cursor, log_id: str, change: Change) -> None:
+        if change.rebased is not None:
+            db.execute("DELETE FROM events WHERE log = ?", (log_id,))
+            db.execute("DELETE FROM checkpoints WHERE log = ?", (log_id,))
+            db.execute(
+                "UPDATE logs SET setup = ?, head = NULL, first = 0, dropped = 0, "
+                "base_points = '[]' WHERE id = ?",
+                (dumps(change.rebased.to_json()), log_id),
+            )
+        if change.truncate is not None:
+            db.execute("DELETE FROM events WHERE log = ? AND seq >= ?", (log_id, change.truncate))
+            db.execute(
+                "DELETE FROM checkpoints WHERE log = ? AND seq >= ?", (log_id, change.truncate - 1)
+            )
+        if change.checkpoints:
+            db.executemany(
+                "INSERT INTO checkpoints (log, seq, clean, state) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (log, seq) DO UPDATE "
+                "SET clean = excluded.clean, state = excluded.state",
+                [
+                    (log_id, s, int(clean), checkpoints.encode(st))
+                    for s, clean, st in change.checkpoints
+                ],
+            )
+        if change.events:
+            db.executemany(
+                "INSERT INTO events (log, seq, body) VALUES (?, ?, ?) "
+                "ON CONFLICT (log, seq) DO UPDATE SET body = excluded.body",
+                [(log_id, s, dumps(e.to_json())) for s, e in change.events],
+            )
+        if change.forget_before is not None:
+            first = change.forget_before
+            db.execute("DELETE FROM events WHERE log = ? AND seq < ?", (log_id, first))
+            db.execute("DELETE FROM checkpoints WHERE log = ? AND seq < ?", (log_id, first - 1))
+            db.execute(
+                "UPDATE logs SET first = ?, dropped = ?, base_points = ? WHERE id = ?",
+                (first, change.dropped, dumps(change.base_points), log_id),
+            )
+        # `used` is not written here (an index would change on every line): sessions in
+        # memory are touched when they leave it and before each sweep
+        if change.head is not None:
+            head = None if change.head == AT_END else change.head
+            db.execute("UPDATE logs SET head = ? WHERE id = ?", (head, log_id))
+
+    def touch(self, log_ids: Iterable[str]) -> None:
+        """Mark sessions as used (those in memory, answered without writing)."""
+        now = self.clock()
+        rows = [(now, i) for i in log_ids]
+        if rows:
+            with self._tx() as db:
+                db.executemany("UPDATE logs SET used = ? WHERE id = ?", rows)
+
+    def load(self, log_id: str, kind: str = "session") -> Saved:
+        """A log as it stands (claiming nothing: ``claim`` is what a process that will drive
+        the session calls)."""
+        with self._read() as db:
+            return self._saved(db, log_id, kind)
+
+    def claim(self, log_id: str) -> tuple[Saved, int]:
+        """Take a session over: bump its owner epoch and read its log, in one transaction
+        (appends of the previous owner that were acknowledged are in it; later ones fail).
+        Returns the log and this process's epoch."""
+        with self._tx() as db:
+            row = db.execute(
+                "UPDATE logs SET owner = owner + 1 WHERE id = ? AND kind = 'session' "
+                "RETURNING owner",
+                (log_id,),
+            ).fetchone()
+            if row is None:
+                raise NoSuchLog(log_id)
+            return self._saved(db, log_id, "session"), int(row[0])
+
+    @staticmethod
+    def _saved(db: Cursor, log_id: str, kind: str) -> Saved:
+        row = db.execute(
+            "SELECT setup, head, first, dropped, base_points FROM logs WHERE id = ? AND kind = ?",
+            (log_id, kind),
+        ).fetchone()
+        if row is None:
+            raise NoSuchLog(log_id)
+        events = db.execute(
+            "SELECT body FROM events WHERE log = ? ORDER BY seq", (log_id,)
+        ).fetchall()
+        marks = db.execute(
+            "SELECT seq, clean FROM checkpoints WHERE log = ? ORDER BY seq", (log_id,)
+        ).fetchall()
+        setup, head, first, dropped, base_points = row
+        return Saved(
+            Setup.from_json(json.loads(setup)),
+            AT_END if head is None else int(head),
+            int(first),
+            int(dropped),
+            json.loads(base_points),
+            [Event.from_json(json.loads(body)) for (body,) in events],
+            [(int(seq), bool(clean)) for seq, clean in marks],
+        )
+
+    def checkpoint(self, log_id: str, seq: int) -> LabState:
+        with self._read() as db:
+            row = db.execute(
+                "SELECT state FROM checkpoints WHERE log = ? AND seq = ?", (log_id, seq)
+            ).fetchone()
+        if row is None:
+            raise NoSuchLog(f"{log_id} checkpoint {seq}")
+        return checkpoints.decode(bytes(row[0]))
+
+    def delete(self, log_id: str) -> bool:
+        with self._tx() as db:
+            gone = db.execute("DELETE FROM logs WHERE id = ?", (log_id,)).rowcount
+            db.execute("DELETE FROM events WHERE log = ?", (log_id,))
+            db.execute("DELETE FROM checkpoints WHERE log = ?", (log_id,))
+        return bool(gone)
+
+    def exists(self, log_id: str) -> bool:
+        with self._read() as db:
+            row = db.execute(
+                "SELECT 1 FROM logs WHERE id = ? AND kind = 'session'", (log_id,)
+            ).fetchone()
+        return row is not None
+
+    # -- snapshots -------------------------------------------------------------------
+
+    def snapshot(self, log_id: str, token: str) -> None:
+        """A frozen copy of the log up to its head, under ``token``."""
+        self._copy(log_id, "session", token, "snapshot")
+
+    def open_snapshot(self, token: str, log_id: str) -> None:
+        """A new session ``log_id`` whose log is the snapshot's (owned by none yet)."""
+        self._copy(token, "snapshot", log_id, "session")
+
+    def fork(self, log_id: str, new_id: str) -> None:
+        """A new session ``new_id`` whose log is a copy of this one's up to its head."""
+        self._copy(log_id, "session", new_id, "session")
+
+    def _copy(self, source: str, source_kind: str, target: str, kind: str) -> None:
+        with self._tx() as db:
+            row = db.execute(
+                "SELECT head FROM logs WHERE id = ? AND kind = ?", (source, source_kind)
+            ).fetchone()
+            if row is None:
+                raise NoSuchLog(source)
+            head = row[0]
+            if head is None:  # at its newest event: all of it
+                newest = db.execute(
+                    "SELECT coalesce(max(seq), -1) FROM events WHERE log = ?", (source,)
+                ).fetchone()
+                head = int(newest[0]) + 1
+            db.execute(
+                "INSERT INTO logs (id, kind, setup, head, first, dropped, base_points, used) "
+                "SELECT ?, ?, setup, head, first, dropped, base_points, ? FROM logs WHERE id = ?",
+                (target, kind, self.clock(), source),
+            )
+            db.execute(
+                "INSERT INTO events (log, seq, body) "
+                "SELECT ?, seq, body FROM events WHERE log = ? AND seq <= ?",
+                (target, source, head),
+            )
+            # a checkpoint at the head or later was taken before an event that is not copied
+            db.execute(
+                "INSERT INTO checkpoints (log, seq, clean, state) "
+                "SELECT ?, seq, clean, state FROM checkpoints WHERE log = ? AND seq < ?",
+                (target, source, head),
+            )
+
+    # -- keeping it bounded ---------------------------------------------------------
+
+    def sweep(self, live: Iterable[str] = (), room: int = 0) -> int:
+        """Delete sessions idle past their retention and snapshots past their lifetime, then
+        the oldest idle logs while there are too many (or too few to add ``room`` more) or they
+        take too many bytes. Sessions in ``live`` (in memory now) are never taken. Returns how
+        many logs went."""
+        now = self.clock()
+        keep = set(live)
+        with self._scan() as db:
+            old = db.execute(
+                "SELECT id FROM logs WHERE (kind = 'session' AND used < ?) "
+                "OR (kind = 'snapshot' AND used < ?)",
+                (now - self.retain, now - self.snapshot_life),
+            ).fetchall()
+            doomed = [i for (i,) in old if i not in keep]
+            count = int(db.execute("SELECT count(*) FROM logs").fetchone()[0]) - len(doomed)
+            rows = db.execute(
+                "SELECT id, (SELECT coalesce(sum(length(body)), 0) FROM events WHERE log = id)"
+                " + (SELECT coalesce(sum(length(state)), 0) FROM checkpoints WHERE log = id)"
+                " FROM logs ORDER BY used"
+            ).fetchall()
+        gone = set(doomed)
+        size = sum(int(nbytes) for log_id, nbytes in rows if log_id not in gone)
+        for log_id, nbytes in rows:
+            if count + room <= self.max_logs and size <= self.max_bytes:
+                break
+            if log_id in keep or log_id in gone:
+                continue
+            doomed.append(log_id)
+            gone.add(log_id)
+            count -= 1
+            size -= int(nbytes)
+        for log_id in doomed:
+            self.delete(log_id)
+        if room:  # making room for a new session: the quick part only
+            return len(doomed)
+        with self._tx() as db:  # rows a request wrote while its session was being deleted
+            db.execute("DELETE FROM events WHERE log NOT IN (SELECT id FROM logs)")
+            db.execute("DELETE FROM checkpoints WHERE log NOT IN (SELECT id FROM logs)")
+        return len(doomed)
+
+    def _scan(self) -> AbstractContextManager[Cursor]:
+        """Where the sweep's long reads run (SQLite: a connection of their own)."""
+        return self._read()
+
+    def size(self, log_id: str) -> int:
+        """Bytes of one log's events and checkpoints (what the caps count)."""
+        with self._read() as db:
+            row = db.execute(
+                "SELECT (SELECT coalesce(sum(length(body)), 0) FROM events WHERE log = ?)"
+                " + (SELECT coalesce(sum(length(state)), 0) FROM checkpoints WHERE log = ?)",
+                (log_id, log_id),
+            ).fetchone()
+        return int(row[0])
+
+    def count(self) -> int:
+        with self._read() as db:
+            return int(db.execute("SELECT count(*) FROM logs").fetchone()[0])

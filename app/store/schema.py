@@ -1,0 +1,88 @@
+"""The store's tables, as numbered migrations shared by both dialects.
+
+Each migration is applied once, in order, in one transaction with the bump of the schema's
+version: SQLite keeps the version in ``PRAGMA user_version``, PostgreSQL in a ``schema_version``
+table (one row). A migration is written once, with the few types that differ between the two
+left as placeholders (``Dialect``): what SQLite has always run is exactly what it runs now.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Dialect:
+    int: str  # a seq or a count
+    real: str  # seconds since the epoch
+    blob: str  # a checkpoint's bytes
+    keyed: str  # after a table whose rows are only ever found by their primary key
+
+
+SQLITE = Dialect(int="INTEGER", real="REAL", blob="BLOB", keyed=" WITHOUT ROWID")
+POSTGRES = Dialect(int="BIGINT", real="DOUBLE PRECISION", blob="BYTEA", keyed="")
+
+MIGRATIONS = {
+    1: """
+    CREATE TABLE logs (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('session', 'snapshot')),
+        setup TEXT NOT NULL,
+        head {int},  -- NULL: the newest event (a line at the end writes only its event)
+        first {int} NOT NULL DEFAULT 0,
+        dropped {int} NOT NULL DEFAULT 0,
+        base_points TEXT NOT NULL DEFAULT '[]',
+        used {real} NOT NULL
+    );
+    CREATE INDEX logs_used ON logs (kind, used);
+    CREATE TABLE events (
+        log TEXT NOT NULL, seq {int} NOT NULL, body TEXT NOT NULL, PRIMARY KEY (log, seq)
+    ){keyed};
+    CREATE TABLE checkpoints (
+        log TEXT NOT NULL, seq {int} NOT NULL, clean INTEGER NOT NULL, state {blob} NOT NULL,
+        PRIMARY KEY (log, seq)
+    ){keyed};
+    """,
+    # lectures (issue 11): a session followed under a join code; its question, answers and
+    # the newest events (what a follower's Last-Event-ID resumes from, across a restart)
+    2: """
+    CREATE TABLE lectures (
+        code TEXT PRIMARY KEY,
+        session TEXT NOT NULL UNIQUE,
+        seq {int} NOT NULL DEFAULT 0,
+        losses {int} NOT NULL DEFAULT 0,
+        expires {real} NOT NULL,
+        quiz TEXT
+    );
+    CREATE TABLE lecture_events (
+        code TEXT NOT NULL, seq {int} NOT NULL, body TEXT NOT NULL, PRIMARY KEY (code, seq)
+    ){keyed};
+    CREATE TABLE lecture_answers (
+        code TEXT NOT NULL, voter TEXT NOT NULL, choice TEXT NOT NULL, PRIMARY KEY (code, voter)
+    ){keyed};
+    CREATE TABLE self_quizzes (
+        session TEXT PRIMARY KEY, preset TEXT NOT NULL, revealed INTEGER NOT NULL DEFAULT 0
+    ){keyed};
+    """,
+    # owner epochs (issue 12): the process that last claimed a session (by replaying it) is
+    # the only one whose appends are taken; a claim bumps it, every append checks it
+    3: """
+    ALTER TABLE logs ADD COLUMN owner {int} NOT NULL DEFAULT 0;
+    """,
+    # lectures across processes (issue 12): the whole view after each lecture's newest event,
+    # what a follower on another process than the instructor's starts from (app/relay.py)
+    4: """
+    CREATE TABLE lecture_views (
+        code TEXT PRIMARY KEY, seq {int} NOT NULL, body TEXT NOT NULL
+    ){keyed};
+    """,
+}
+SCHEMA = max(MIGRATIONS)
+
+
+def statements(version: int, dialect: Dialect) -> list[str]:
+    """Migration ``version``'s statements, in ``dialect``."""
+    text = MIGRATIONS[version].format(
+        int=dialect.int, real=dialect.real, blob=dialect.blob, keyed=dialect.keyed
+    )
+    return [s.strip() for s in text.split(";") if s.strip()]
