@@ -73,13 +73,14 @@ def start_app(name: str, env: dict[str, str], where: Path, port: int | None = No
     """Start an app process (not yet waiting for it: see ``wait_up``)."""
     port = port or free_port()
     log = where / f"app-{name}.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "LOOP_STEPPER_SERVED_BY": name, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-    )
+    with log.open("ab") as out:  # the child keeps its own descriptor
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT), "LOOP_STEPPER_SERVED_BY": name, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
     return App(name, f"http://127.0.0.1:{port}", proc, log)
 
 
