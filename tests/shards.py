@@ -64,6 +64,8 @@ class App:
 class Cluster:
     url: str  # nginx
     apps: list[App] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # what every app was started with
+    where: Path = Path()
 
     def app(self, name: str) -> App:
         return next(a for a in self.apps if a.name == name)
@@ -176,11 +178,11 @@ def cluster(
     """The named app processes (started together) behind nginx."""
     with ExitStack() as stack:
         apps = [start_app(name, env, where) for name in names]
-        for app in apps:
-            stack.callback(app.stop)
+        found = Cluster("", apps, env, where)
+        stack.callback(lambda: [a.stop() for a in found.apps])  # restarted ones too
         for app in apps:
             wait_up(app)
-        url = stack.enter_context(
+        found.url = stack.enter_context(
             nginx([a.url.removeprefix("http://") for a in apps], where / "nginx", nginx_workers)
         )
-        yield Cluster(url, apps)
+        yield found

@@ -22,7 +22,7 @@ import pytest
 
 from app.engine.program import CORRECT
 from tests.oracle import Plain
-from tests.shards import Cluster, cluster
+from tests.shards import Cluster, cluster, start_app, wait_up
 
 SKIP = {"id", "moments"}
 HIDDEN = {"program", "code", "preset", "toggles"}
@@ -55,15 +55,24 @@ def owner(c: httpx.Client, sid: str) -> str:
     return r.headers["x-served-by"]
 
 
-def sessions_on_both(c: httpx.Client, scenario: str = "neuron", each: int = 2) -> dict[str, str]:
-    """New sessions through nginx until each process holds ``each``: {id: process}."""
+def sessions_on_both(
+    c: httpx.Client, scenario: str = "neuron", each: int = 2, created: dict[str, str] | None = None
+) -> dict[str, str]:
+    """New sessions through nginx until each process holds ``each`` and holds one that the
+    other created: {id: the process holding it}. ``created`` gets the process that created
+    each (creation goes to any process; the first request on the session moves it)."""
     held: dict[str, str] = {}
-    for _ in range(60):
-        sid = c.post("/api/sessions", json={"scenario": scenario}).json()["id"]
+    created = {} if created is None else created
+    for _ in range(80):
+        r = c.post("/api/sessions", json={"scenario": scenario})
+        sid = r.json()["id"]
+        created[sid] = r.headers["x-served-by"]
         held[sid] = owner(c, sid)
-        if all(list(held.values()).count(name) >= each for name in ("a", "b")):
+        names = list(held.values())
+        moved = {name for s, name in held.items() if created[s] != name}
+        if all(names.count(name) >= each for name in ("a", "b")) and moved == {"a", "b"}:
             return held
-    raise AssertionError(f"60 sessions, all on one process: {held}")
+    raise AssertionError(f"80 sessions, all on one process: {held}")
 
 
 def test_sessions_spread_over_both_processes(shards: Cluster) -> None:
@@ -264,11 +273,13 @@ def student(
 
 def test_kill_9_of_one_process_under_load(shards: Cluster) -> None:
     acked: dict[str, Any] = {}
+    created: dict[str, str] = {}
     with httpx.Client(base_url=shards.url, timeout=30) as c:
-        held = sessions_on_both(c, "moons", each=3)
+        held = sessions_on_both(c, "moons", each=4, created=created)
         for sid in held:
             acked[sid] = c.get(f"/api/sessions/{sid}").json()
         victim = held[next(iter(held))]
+        survivor = "b" if victim == "a" else "a"
         # a moons graph built (forward, loss) on the process about to die
         graph = next(s for s, name in held.items() if name == victim)
         del acked[graph]
@@ -276,6 +287,9 @@ def test_kill_9_of_one_process_under_load(shards: Cluster) -> None:
         c.post(f"/api/sessions/{graph}/next")
         built = c.post(f"/api/sessions/{graph}/next").json()
         assert built["graph"]["status"] == "built" and built["last"]["line"] == "loss"
+    moved = [sid for sid in acked if held[sid] == victim]
+    # the survivor created one of them, then let it go when the victim claimed it
+    assert any(created[sid] == survivor for sid in [*moved, graph])
 
     errors: list[tuple[str, int]] = []
     loops = [
@@ -285,15 +299,14 @@ def test_kill_9_of_one_process_under_load(shards: Cluster) -> None:
     for t in loops:
         t.start()
     time.sleep(1.0)
-    shards.app(victim).kill()
+    victim_app = shards.app(victim)
+    victim_app.kill()
     for t in loops:
         t.join(60)
         assert not t.is_alive()
-    moved = [sid for sid in acked if held[sid] == victim]
     # a 5xx only for a request in flight at the kill: at most one per student of that process
     assert all(sid in moved for sid, _ in errors), errors
     assert len(errors) <= len(moved) and len({sid for sid, _ in errors}) == len(errors), errors
-    survivor = "b" if victim == "a" else "a"
     with httpx.Client(base_url=shards.url, timeout=30) as c:
         assert sum(s["moments"] for s in acked.values()) > 40  # the load did run
         for sid, last in acked.items():
@@ -304,6 +317,7 @@ def test_kill_9_of_one_process_under_load(shards: Cluster) -> None:
                 # the acknowledged moment is still there, exactly
                 back = c.post(f"/api/sessions/{sid}/rewind", json={"to": last["moment"]}).json()
                 assert same_moment(back, last), sid
+                acked[sid] = back
         # the graph built before the kill backpropagates to plain PyTorch's numbers
         r = c.post(f"/api/sessions/{graph}/backward")
         assert r.headers["x-served-by"] == survivor
@@ -312,3 +326,23 @@ def test_kill_9_of_one_process_under_load(shards: Cluster) -> None:
             plain.line(line)
         expected = [p.grad.tolist() for p in plain.model.parameters() if p.grad is not None]
         assert [p["grad"] for p in r.json()["params"]] == expected
+        acked[graph] = r.json()
+
+        # the victim comes back on its port: once nginx tries it again (fail_timeout, 5 s),
+        # its sessions move back, exactly as the survivor left them, and run on there
+        port = int(victim_app.url.rsplit(":", 1)[1])
+        back_app = start_app(victim, shards.env, shards.where, port)
+        shards.apps[shards.apps.index(victim_app)] = back_app
+        wait_up(back_app)
+        deadline = time.monotonic() + 20
+        while c.get(f"/api/sessions/{graph}").headers["x-served-by"] != victim:
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+        for sid in [*moved, graph]:
+            r = c.get(f"/api/sessions/{sid}")
+            assert r.headers["x-served-by"] == victim and r.json() == acked[sid], sid
+            r = c.post(f"/api/sessions/{sid}/next")
+            assert r.status_code == 200 and r.headers["x-served-by"] == victim
+            # the survivor let its copy go: asked directly, it replays the same moment
+            direct = httpx.get(f"{shards.app(survivor).url}/api/sessions/{sid}", timeout=30)
+            assert direct.json() == r.json(), sid
