@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from server import Connection, pct  # noqa: E402
+from server import Connection, cpu_seconds, pct  # noqa: E402
 
 from tests.postgres import postgres_server  # noqa: E402
 from tests.process import server_process  # noqa: E402
@@ -60,11 +61,32 @@ async def sessions(url: str, n: int) -> list[str]:
         return ids
 
 
-async def throughput(url: str, clients: int, seconds: float) -> float:
-    """Lines per second: each client clicks ``next`` on its own session, back to back."""
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU jiffies of the whole machine so far (/proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+async def throughput(shards: Cluster, clients: int, seconds: float) -> tuple[float, str]:
+    """Lines per second: each client clicks ``next`` on its own session, back to back; and
+    where the CPU went meanwhile (the app processes', the machine's)."""
+    url = shards.url
     ids = await sessions(url, clients)
     done = 0
     stop = time.monotonic() + 1.0 + seconds  # one second of warm-up, not counted
+    pids = [a.pid for a in shards.apps]
+
+    async def sample() -> str:
+        await asyncio.sleep(1.0)
+        apps0, (busy0, total0) = sum(cpu_seconds(p) for p in pids), machine_busy()
+        await asyncio.sleep(seconds)
+        apps1, (busy1, total1) = sum(cpu_seconds(p) for p in pids), machine_busy()
+        cores = os.cpu_count() or 1
+        return (
+            f"apps {(apps1 - apps0) / seconds:.2f} cores, "
+            f"machine {(busy1 - busy0) / (total1 - total0) * cores:.2f} of {cores} busy"
+        )
 
     async def click(sid: str) -> None:
         nonlocal done
@@ -80,8 +102,8 @@ async def throughput(url: str, clients: int, seconds: float) -> float:
         finally:
             await conn.close()
 
-    await asyncio.gather(*(click(s) for s in ids))
-    return done / seconds
+    where, *_ = await asyncio.gather(sample(), *(click(s) for s in ids))
+    return done / seconds, where
 
 
 async def line_p50(nginx: str, direct: str, rounds: int) -> tuple[float, float]:
@@ -160,19 +182,20 @@ def main() -> None:
         where = Path(tempfile.mkdtemp(prefix="loop-stepper-scale-"))
         env = {"LOOP_STEPPER_DATABASE_URL": new_database(pg), "LOOP_STEPPER_MAX_SESSIONS": "5000"}
         with cluster(["a"], env, where / "one") as one:
-            one_rate = asyncio.run(throughput(one.url, args.clients, args.seconds))
+            one_rate, one_cpu = asyncio.run(throughput(one, args.clients, args.seconds))
             sqlite = {"LOOP_STEPPER_DATA": str(where / "sqlite")}
             with server_process(sqlite) as (direct, _):
                 through, straight = asyncio.run(line_p50(one.url, direct, args.rounds))
         env = {**env, "LOOP_STEPPER_DATABASE_URL": new_database(pg)}
         with cluster(["a", "b"], env, where / "two") as two:
-            two_rate = asyncio.run(throughput(two.url, args.clients, args.seconds))
+            two_rate, two_cpu = asyncio.run(throughput(two, args.clients, args.seconds))
             moved = takeover(two, env, where / "two", args.kills, args.sessions)
     ratio = two_rate / one_rate
     rows.append(
         (
             "moons lines/s through nginx, 2 processes ÷ 1",
-            f"{two_rate:.0f} ÷ {one_rate:.0f} ({args.clients} clients back to back)",
+            f"{two_rate:.0f} ÷ {one_rate:.0f} ({args.clients} clients back to back; "
+            f"2: {two_cpu}; 1: {one_cpu})",
             ratio,
             "≥ 1.6",
             ratio >= 1.6,

@@ -74,6 +74,7 @@ class Cluster:
 def start_app(name: str, env: dict[str, str], where: Path, port: int | None = None) -> App:
     """Start an app process (not yet waiting for it: see ``wait_up``)."""
     port = port or free_port()
+    where.mkdir(parents=True, exist_ok=True)
     log = where / f"app-{name}.log"
     with log.open("ab") as out:  # the child keeps its own descriptor
         proc = subprocess.Popen(
