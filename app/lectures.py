@@ -26,37 +26,13 @@ from typing import TYPE_CHECKING, Any
 import pydantic_core
 
 from .engine.program import preset_of
-from .quizzes import (
-    BURST,
-    HIDDEN,
-    MAX_VOTERS,
-    Ballot,
-    LectureConflict,
-    Quiz,
-    SelfStudy,
-    TooManyAnswers,
-    hide,
-    self_study_preset,
-)
+from .quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
 from .sessions import Session
 from .store import Store, StoredLecture
 from .timeline import Timeline
 
 if TYPE_CHECKING:
     from .relay import Relay
-
-__all__ = [
-    "ALPHABET",
-    "BURST",
-    "HIDDEN",
-    "MAX_VOTERS",
-    "LectureConflict",
-    "LectureHub",
-    "NoLecture",
-    "TooManyAnswers",
-    "normal",
-    "self_study_preset",
-]
 
 # 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"

@@ -19,7 +19,8 @@ from starlette.routing import Match
 
 from .engine import Lab, LineError
 from .engine import scenarios as catalogue
-from .lectures import LectureConflict, LectureHub, NoLecture, TooManyAnswers
+from .lectures import LectureHub, NoLecture
+from .quizzes import LectureConflict, TooManyAnswers
 from .relay import Relay, shared
 from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
 from .settings import Settings

@@ -16,7 +16,7 @@ from ..engine import Toggles
 from ..engine import scenarios as catalogue
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from ..engine.program import PRESETS, program_for
-from ..lectures import self_study_preset
+from ..quizzes import self_study_preset
 from ..records import Setup
 from ..sessions import Session as LiveSession
 from ..sessions import SessionBusy, SessionStore

@@ -14,7 +14,8 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
 
-from ..lectures import Lecture, LectureConflict, LectureHub, NoLecture
+from ..lectures import Lecture, LectureHub, NoLecture
+from ..quizzes import LectureConflict
 from ..sessions import Session as LiveSession
 from ..sessions import UnknownSession
 from ..timeline import Timeline

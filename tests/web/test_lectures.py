@@ -12,7 +12,8 @@ from typing import Any
 
 import httpx
 
-from app.lectures import ALPHABET, BURST, HIDDEN, MAX_VOTERS
+from app.lectures import ALPHABET
+from app.quizzes import BURST, HIDDEN, MAX_VOTERS
 from app.settings import Settings
 
 from ..conftest import serve
