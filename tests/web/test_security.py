@@ -247,3 +247,18 @@ def test_405_names_every_method_of_the_path(client: httpx.Client) -> None:
 
 def json_type() -> dict[str, str]:
     return {"Content-Type": "application/json"}
+
+
+def test_served_by_names_the_process_on_every_answer_only_when_set(
+    client: httpx.Client, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    assert "x-served-by" not in client.get("/healthz").headers  # the default: no header
+    settings = Settings(served_by="app7", data=str(tmp_path_factory.mktemp("served")))
+    with serve(settings) as url, httpx.Client(base_url=url) as c:
+        for r in (c.get("/healthz"), c.get("/api/sessions/nope"), c.get("/static/css/page.css")):
+            assert r.headers["x-served-by"] == "app7", r.url
+        assert c.get("/api/sessions/nope").json() == {
+            "detail": "no such session (it may have expired)"
+        }
+    with pytest.raises(ValidationError, match="served_by is a short name"):
+        Settings(served_by="a b\r\nX-Evil: 1")
