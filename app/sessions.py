@@ -250,15 +250,19 @@ class SessionStore:
 
     def save(self, session: Session) -> None:
         """Write what the last action did; called under the session's lock, before answering.
-        ``NotOwner`` if another process claimed the session since (see ``act``)."""
+        ``NotOwner`` if another process claimed the session since (see ``act``): checked by
+        the write itself, or, when the action wrote nothing (a read), by one lookup, so that
+        a stale copy never answers."""
         change = session.timeline.drain()
-        if change:
-            try:
-                self.store.append(session.id, change, session.owner)
-            except NoSuchLog:
-                raise UnknownSession(session.id) from None
-            if self.on_change is not None:
-                self.on_change(session)
+        try:
+            if not change:
+                self.store.check_owner(session.id, session.owner)
+                return
+            self.store.append(session.id, change, session.owner)
+        except NoSuchLog:
+            raise UnknownSession(session.id) from None
+        if self.on_change is not None:
+            self.on_change(session)
 
     def delete(self, session_id: str) -> None:
         with self._lock:

@@ -113,13 +113,19 @@ def test_two_processes_take_a_session_in_turns(make_store: Make) -> None:
     lines = [e.entry for e in b.store.load(first.id).events]
     assert lines == ["forward", "loss", "zero_grad", "backward", "step", "forward", "loss",
                      "zero_grad"]  # fmt: skip
-    with theirs.lock:  # and B, stale in turn, replays A's line before its own
-        assert b.act(theirs, line) == ("backward", 9)
-    with now.lock:  # stale again (B claimed it back): replayed once more, then the step
-        assert a.act(now, line) == ("step", 10)
-    latest, alone = a.get(first.id), Timeline(NEURON)
+    with theirs.lock:  # B, stale in turn, never answers from its copy, even a read
+        assert b.act(theirs, lambda t: t.moment) == 8
+    assert theirs.gone
+    theirs = b.get(first.id)
+    with now.lock:  # and A, stale again, replays B's claim (no line) before its own
+        assert a.act(now, line) == ("backward", 9)
+    with theirs.lock:
+        assert b.act(theirs, line) == ("step", 10)
+    latest, alone = b.get(first.id), Timeline(NEURON)
     alone.run(2)  # what one process alone would stand at: two iterations
-    assert latest is not now and params(latest.timeline) == params(alone)
-    again = SessionStore(make_store(), 10, idle_timeout=60).get(first.id)
-    assert again.timeline.snapshot() == latest.timeline.snapshot() == alone.snapshot()
+    assert params(latest.timeline) == params(alone)
+    again = a.get(first.id)  # A's copy (from before B's step) is stale: a read replays it
+    with again.lock:
+        assert a.act(again, lambda t: t.snapshot()) == latest.timeline.snapshot()
+    assert latest.timeline.snapshot() == alone.snapshot()
     assert len(b.store.load(first.id).events) == 10
