@@ -222,11 +222,12 @@ class SessionStore:
                 with self._lock:
                     self._loading.pop(session_id, None)
 
-    def act(self, session: Session, action: Callable[[Timeline], T]) -> T:
+    def act(self, session: Session, action: Callable[[Timeline], T], *, replay: bool = True) -> T:
         """Run ``action`` on the session's timeline and save what it did (under the session's
         lock, before answering). If another process claimed the session since this one replayed
         it, the stale copy is dropped and the action runs again on a fresh replay, which this
-        process claims back."""
+        process claims back (``replay=False``: ``NotOwner`` is raised once the copy is dropped,
+        for a caller that must not replay here, e.g. on the event loop)."""
         try:
             try:
                 return action(session.timeline)
@@ -234,6 +235,8 @@ class SessionStore:
                 self.save(session)  # a line that failed in PyTorch is in the log too
         except NotOwner:
             self._drop(session)
+            if not replay:
+                raise
         while True:
             fresh = self._load(session.id)
             with fresh.lock:
