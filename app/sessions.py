@@ -225,11 +225,12 @@ class SessionStore:
                 with self._lock:
                     self._loading.pop(session_id, None)
 
-    def act(self, session: Session, action: Callable[[Timeline], T]) -> T:
+    def act(self, session: Session, action: Callable[[Timeline], T], *, replay: bool = True) -> T:
         """Run ``action`` on the session's timeline and save what it did (under the session's
         lock, before answering). If another process claimed the session since this one replayed
         it, the stale copy is dropped and the action runs again on a fresh replay, which this
-        process claims back."""
+        process claims back (``replay=False``: ``NotOwner`` is raised once the copy is dropped,
+        for a caller that must not replay here, e.g. on the event loop)."""
         try:
             try:
                 return action(session.timeline)
@@ -237,6 +238,8 @@ class SessionStore:
                 self.save(session)  # a line that failed in PyTorch is in the log too
         except NotOwner:
             self._drop(session)
+            if not replay:
+                raise
         while True:
             fresh = self._load(session.id)
             with fresh.lock:
@@ -253,15 +256,19 @@ class SessionStore:
 
     def save(self, session: Session) -> None:
         """Write what the last action did; called under the session's lock, before answering.
-        ``NotOwner`` if another process claimed the session since (see ``act``)."""
+        ``NotOwner`` if another process claimed the session since (see ``act``): checked by
+        the write itself, or, when the action wrote nothing (a read), by one lookup, so that
+        a stale copy never answers."""
         change = session.timeline.drain()
-        if change:
-            try:
-                self.store.append(session.id, change, session.owner)
-            except NoSuchLog:
-                raise UnknownSession(session.id) from None
-            if self.on_change is not None:
-                self.on_change(session)
+        try:
+            if not change:
+                self.store.check_owner(session.id, session.owner)
+                return
+            self.store.append(session.id, change, session.owner)
+        except NoSuchLog:
+            raise UnknownSession(session.id) from None
+        if self.on_change is not None:
+            self.on_change(session)
 
     def forget(self, session_id: str) -> None:
         """Drop this process's copy of a session another process claimed (its next request

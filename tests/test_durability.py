@@ -1,4 +1,5 @@
-"""kill -9 under load, then a restart on the same store: no acknowledged answer is lost.
+"""kill -9 under load, then a restart on the same store (SQLite's file, or PostgreSQL): no
+acknowledged answer is lost.
 
 A real server in its own process; students click (next, run, rewind, back) on their sessions
 while it is killed at a random moment. Bounded: at most 400 requests a student, 20 s in all,
@@ -19,6 +20,7 @@ import httpx
 import pytest
 
 from app.engine.program import CORRECT
+from tests.conftest import schema_url
 from tests.oracle import Plain
 
 from .process import server_process
@@ -59,10 +61,20 @@ async def student(
             assert r.status_code in (409, 429), r.text
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_kill_9_under_load_loses_no_acknowledged_answer(tmp_path: Path, seed: int) -> None:
+def store_env(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
+    """The server's store: SQLite in ``tmp_path``, or a PostgreSQL schema of the test's own."""
+    if kind == "sqlite":
+        return {"LOOP_STEPPER_DATA": str(tmp_path)}
+    url = schema_url(request.getfixturevalue("postgres_url"), f"d{os.getpid()}_{tmp_path.name}")
+    return {"LOOP_STEPPER_DATA": str(tmp_path), "LOOP_STEPPER_DATABASE_URL": url}
+
+
+@pytest.mark.parametrize(("kind", "seed"), [("sqlite", 1), ("sqlite", 2), ("postgres", 3)], ids=str)
+def test_kill_9_under_load_loses_no_acknowledged_answer(
+    tmp_path: Path, seed: int, kind: str, request: pytest.FixtureRequest
+) -> None:
     rng = random.Random(seed)
-    env = {"LOOP_STEPPER_DATA": str(tmp_path)}
+    env = store_env(kind, tmp_path, request)
     acked: dict[str, Any] = {}
     with server_process(env) as (url, pid):
         with httpx.Client(base_url=url, timeout=10) as c:
@@ -115,3 +127,33 @@ def test_a_restart_answers_quickly(tmp_path: Path) -> None:
         elapsed = time.perf_counter() - t0
         assert again == last and again["moments"] == 1000
         print(f"\nfirst request after a restart, 1000-line timeline: {elapsed * 1000:.1f} ms")
+
+
+def test_a_restart_on_postgresql_finds_the_same_numbers(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The README's worked example over HTTP with the PostgreSQL store: one neuron iteration
+    gives w, b = 1.175, 0.4; a new server process on the same database answers the same, and
+    goes on from there; nothing was written to SQLite's folder."""
+    env = store_env("postgres", tmp_path, request)
+    with server_process(env) as (url, _), httpx.Client(base_url=url, timeout=30) as c:
+        sid = c.post("/api/sessions", json={"scenario": "neuron"}).json()["id"]
+        for _ in range(4):
+            c.post(f"/api/sessions/{sid}/next")  # forward, loss, zero_grad, backward
+        grads = [p["grad"] for p in c.get(f"/api/sessions/{sid}").json()["params"]]
+        last = c.post(f"/api/sessions/{sid}/next").json()  # step
+    assert grads == [[[-23.5]], [-8.0]]
+    w, b = (p["value"] for p in last["params"])
+    assert (w[0][0], b[0]) == pytest.approx((1.175, 0.4))
+    assert last["moments"] == 5 and not any(tmp_path.iterdir())
+    with server_process(env) as (url, _), httpx.Client(base_url=url, timeout=30) as c:
+        again = c.get(f"/api/sessions/{sid}").json()
+        assert again == last
+        after = c.post(f"/api/sessions/{sid}/run", json={"iterations": 1}).json()
+    alone = Plain("neuron", 0.05, 0)
+    for line in [*CORRECT, *CORRECT]:
+        alone.line(line)
+    assert after["moments"] == 10
+    assert [p["value"] for p in after["params"]] == [
+        p.detach().tolist() for p in alone.model.parameters()
+    ]

@@ -1,15 +1,18 @@
-"""Sessions in memory over the store: ids, the memory cap, idle sessions read back, deletion."""
+"""Sessions in memory over the store (SQLite and PostgreSQL): ids, the memory cap, idle sessions
+read back, deletion, and two processes taking one session in turns (owner epochs)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from app.engine.optimizers import PLAIN_SGD
 from app.sessions import SessionStore, StoreFull, UnknownSession
-from app.store import SqliteStore
-from app.timeline import Setup
+from app.store import Store
+from app.timeline import Setup, Timeline
+
+Make = Callable[..., Store]
 
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
                                                       "backward", "step"))  # fmt: skip
@@ -23,20 +26,16 @@ class Clock:
         return self.now
 
 
-def store(tmp_path: Path, **kw: float) -> SqliteStore:
-    return SqliteStore(tmp_path / "s.sqlite3", **kw)  # type: ignore[arg-type]
-
-
-def test_ids_are_long_and_distinct(tmp_path: Path) -> None:
-    sessions = SessionStore(store(tmp_path), 100, 60)
+def test_ids_are_long_and_distinct(make_store: Make) -> None:
+    sessions = SessionStore(make_store(), 100, 60)
     ids = {sessions.create(NEURON).id for _ in range(50)}
     assert len(ids) == 50
     assert all(len(i) >= 22 for i in ids)  # 16 random bytes, url-safe base64
 
 
-def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(tmp_path: Path) -> None:
+def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_store: Make) -> None:
     clock = Clock()
-    sessions = SessionStore(store(tmp_path), 2, idle_timeout=60, clock=clock)
+    sessions = SessionStore(make_store(), 2, idle_timeout=60, clock=clock)
     a = sessions.create(NEURON)
     a.timeline.run(1)
     sessions.save(a)
@@ -52,24 +51,24 @@ def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(tmp_path: Path)
     assert sessions.get(b.id).timeline.moments == 0 and sessions.get(c.id).id == c.id
 
 
-def test_a_busy_session_never_leaves_memory(tmp_path: Path) -> None:
-    sessions = SessionStore(store(tmp_path), 1, idle_timeout=60)
+def test_a_busy_session_never_leaves_memory(make_store: Make) -> None:
+    sessions = SessionStore(make_store(), 1, idle_timeout=60)
     a = sessions.create(NEURON)
     with a.lock, pytest.raises(StoreFull):
         sessions.create(NEURON)  # the only session in memory is in use
     assert not a.gone
 
 
-def test_the_store_cap_takes_the_oldest_idle_first(tmp_path: Path) -> None:
-    sessions = SessionStore(store(tmp_path, max_logs=3), 1, idle_timeout=60)
+def test_the_store_cap_takes_the_oldest_idle_first(make_store: Make) -> None:
+    sessions = SessionStore(make_store(max_logs=3), 1, idle_timeout=60)
     made = [sessions.create(NEURON).id for _ in range(5)]  # each new one pushes one out
     with pytest.raises(UnknownSession):
         sessions.get(made[0])
     assert sessions.get(made[-1]).id == made[-1] and sessions.store.count() <= 3
 
 
-def test_delete(tmp_path: Path) -> None:
-    sessions = SessionStore(store(tmp_path), 5, idle_timeout=60)
+def test_delete(make_store: Make) -> None:
+    sessions = SessionStore(make_store(), 5, idle_timeout=60)
     a = sessions.create(NEURON)
     sessions.delete(a.id)
     assert a.gone
@@ -77,3 +76,56 @@ def test_delete(tmp_path: Path) -> None:
         sessions.get(a.id)
     with pytest.raises(UnknownSession):
         sessions.delete("nope")
+
+
+def params(timeline: Timeline) -> list[float]:
+    """w and b of the neuron: a [[w]] weight and a [b] bias."""
+    w, b = (p["value"] for p in timeline.snapshot()["params"])
+    return [w[0][0], b[0]]
+
+
+def line(timeline: Timeline) -> tuple[str, int]:
+    """The next line; which it was and the moment after it."""
+    timeline.next()
+    return timeline.events[-1].entry, timeline.moment
+
+
+def test_two_processes_take_a_session_in_turns(make_store: Make) -> None:
+    """A acts, B replays and acts, A acts again: A's stale copy is dropped, A replays the log
+    (B's moment) and its answer continues from there; no event lost or doubled."""
+    a = SessionStore(make_store(), 10, idle_timeout=60)
+    b = SessionStore(make_store(), 10, idle_timeout=60)  # another process, the same database
+    first = a.create(NEURON)
+    with first.lock:
+        a.act(first, lambda t: t.run(1))
+    assert params(first.timeline) == pytest.approx([1.175, 0.4])
+    theirs = b.get(first.id)  # B is routed the session now: it replays (and claims) it
+    assert theirs.owner == first.owner + 1 and theirs.timeline.moments == 5
+    with theirs.lock:
+        assert b.act(theirs, line) == ("forward", 6)
+        assert b.act(theirs, line) == ("loss", 7)
+    with first.lock:  # A still holds its copy from before B: the save finds it stale
+        answer = a.act(first, line)
+    assert answer == ("zero_grad", 8)  # B's forward and loss, then A's line: the third
+    assert first.gone and a.live(first.id) is not first
+    now = a.get(first.id)
+    assert now.owner == theirs.owner + 1
+    lines = [e.entry for e in b.store.load(first.id).events]
+    assert lines == ["forward", "loss", "zero_grad", "backward", "step", "forward", "loss",
+                     "zero_grad"]  # fmt: skip
+    with theirs.lock:  # B, stale in turn, never answers from its copy, even a read
+        assert b.act(theirs, lambda t: t.moment) == 8
+    assert theirs.gone
+    theirs = b.get(first.id)
+    with now.lock:  # and A, stale again, replays B's claim (no line) before its own
+        assert a.act(now, line) == ("backward", 9)
+    with theirs.lock:
+        assert b.act(theirs, line) == ("step", 10)
+    latest, alone = b.get(first.id), Timeline(NEURON)
+    alone.run(2)  # what one process alone would stand at: two iterations
+    assert params(latest.timeline) == params(alone)
+    again = a.get(first.id)  # A's copy (from before B's step) is stale: a read replays it
+    with again.lock:
+        assert a.act(again, lambda t: t.snapshot()) == latest.timeline.snapshot()
+    assert latest.timeline.snapshot() == alone.snapshot()
+    assert len(b.store.load(first.id).events) == 10

@@ -5,6 +5,7 @@ its autograd graph included."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pydantic_core
@@ -18,7 +19,7 @@ from app.engine import Lab, LineError
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, ENTRIES
 from app.sessions import Journal
-from app.store import SqliteStore
+from app.store import SqliteStore, Store
 from app.timeline import MomentOutOfRange, Setup, Timeline, TimelineError
 from tests.oracle import Plain
 
@@ -231,8 +232,8 @@ def test_reset_is_a_new_start() -> None:
     assert timeline.snapshot()["params"][0]["value"] == [[0.0]] and timeline.lab.lr == 0.1
 
 
-def test_a_timeline_keeps_the_newest_moments() -> None:
-    store = SqliteStore(":memory:")
+def test_a_timeline_keeps_the_newest_moments(make_store: Callable[..., Store]) -> None:
+    store = make_store()
     s = setup("neuron")
     store.create("s", s)
     timeline = Timeline(s, Journal(store, "s"), keep=50, every=5)
@@ -277,10 +278,12 @@ def test_checkpoints_round_trip_exactly() -> None:
     assert fresh.snapshot()["params"] == lab.snapshot()["params"]
 
 
-def test_a_graph_built_before_a_restart_backpropagates_after_it() -> None:
+def test_a_graph_built_before_a_restart_backpropagates_after_it(
+    make_store: Callable[..., Store],
+) -> None:
     """forward and loss, then the process is gone: the log rebuilds the graph, and backward
-    gives plain PyTorch's gradients."""
-    store = SqliteStore(":memory:")
+    gives plain PyTorch's gradients (on either store)."""
+    store = make_store()
     s = setup("moons")
     store.create("s", s)
     timeline = Timeline(s, Journal(store, "s"))

@@ -130,11 +130,19 @@ class LogStore(LectureTables):
 
     def _refused(self, log_id: str, owner: int | None) -> None:
         """Why a line's statement wrote nothing: the log is gone, or another process owns it."""
+        if owner is not None:
+            self.check_owner(log_id, owner)
+        raise NoSuchLog(log_id)
+
+    def check_owner(self, log_id: str, owner: int) -> None:
+        """``NotOwner`` unless the session's epoch is still ``owner`` (``NoSuchLog`` if it is
+        gone): what a read that wrote nothing checks before its answer goes out."""
         with self._read() as db:
             row = db.execute("SELECT owner FROM logs WHERE id = ?", (log_id,)).fetchone()
-        if row is None or owner is None:
+        if row is None:
             raise NoSuchLog(log_id)
-        raise NotOwner(log_id, owner, row[0])
+        if row[0] != owner:
+            raise NotOwner(log_id, owner, row[0])
 
     @staticmethod
     def _write(db: Cursor, log_id: str, change: Change) -> None:

@@ -20,6 +20,7 @@ from ..quizzes import self_study_preset
 from ..records import Setup
 from ..sessions import Session as LiveSession
 from ..sessions import SessionBusy, SessionStore
+from ..store import NotOwner
 from ..timeline import Timeline, TimelineError
 from .schemas import (
     BackwardBody,
@@ -89,11 +90,14 @@ class SessionTarget:
         """
         session = self.store.live(self.session_id)
         if session is not None and not heavy and session.lock.acquire(blocking=False):
+            held = session
             try:
-                if not session.gone:
-                    return self._act(session, read)
+                if not held.gone:
+                    return self.store.act(held, read, replay=False)
+            except NotOwner:  # another process took it since: dropped, replayed in a thread
+                session = None
             finally:
-                session.lock.release()
+                held.lock.release()
         if session is not None:
             # a page waits for each answer before it asks again, so a queue this long is a flood
             if session.waiting >= MAX_WAITING:
@@ -105,16 +109,13 @@ class SessionTarget:
                 session.waiting -= 1
         return await anyio.to_thread.run_sync(self._locked, None, read)
 
-    def _act(self, session: LiveSession, read: Callable[[Timeline], Any]) -> Any:
-        return self.store.act(session, read)  # saved; replayed if another process took it
-
     def _locked(self, session: LiveSession | None, read: Callable[[Timeline], Any]) -> Any:
         while True:  # a session that left memory meanwhile is read back from the store
             if session is None or session.gone:
                 session = self.store.get(self.session_id)
             with session.lock:
                 if not session.gone:
-                    return self._act(session, read)
+                    return self.store.act(session, read)  # replayed if another process took it
 
 
 @dataclass

@@ -4,6 +4,7 @@ Last-Event-ID across a restart), fork, questions and their bounds, self-study.""
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 from collections.abc import Iterator
@@ -11,12 +12,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
+import pytest
 
 from app.lectures import ALPHABET
 from app.quizzes import BURST, HIDDEN, MAX_VOTERS
 from app.settings import Settings
 
-from ..conftest import serve
+from ..conftest import schema_url, serve
 
 FOLLOWER_SKIP = {"id", "quiz"}
 
@@ -291,9 +293,16 @@ def test_self_study_question(client: httpx.Client) -> None:
     assert r.status_code == 409
 
 
-def test_followers_resume_across_a_restart_and_miss_nothing() -> None:
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_followers_resume_across_a_restart_and_miss_nothing(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    """On either store: the lecture, its events, question and answers outlive the server."""
     data = tempfile.mkdtemp(prefix="loop-stepper-lecture-")
-    settings = Settings(data=data)
+    url = ""
+    if kind == "postgres":
+        url = schema_url(request.getfixturevalue("postgres_url"), f"lecture_{os.getpid()}")
+    settings = Settings(data=data, database_url=url)
     with serve(settings) as base, httpx.Client(base_url=base, timeout=15) as c:
         sid = new(c)["id"]
         code = lecture(c, sid)
@@ -308,7 +317,7 @@ def test_followers_resume_across_a_restart_and_miss_nothing() -> None:
             history = events.history
         # three more changes the follower does not see (its connection is gone)
         missed = [c.post(f"/api/sessions/{sid}/next").json() for _ in range(3)]
-    with serve(Settings(data=data)) as base, httpx.Client(base_url=base, timeout=15) as c:
+    with serve(settings) as base, httpx.Client(base_url=base, timeout=15) as c:
         more = [c.post(f"/api/sessions/{sid}/next").json() for _ in range(2)]
         with follow(base, code, last) as events:
             events.history = history
