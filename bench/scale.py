@@ -68,7 +68,7 @@ def machine_busy() -> tuple[float, float]:
     return sum(fields) - idle, sum(fields)
 
 
-async def throughput(shards: Cluster, clients: int, seconds: float) -> tuple[float, str]:
+async def throughput(shards: Cluster, clients: int, seconds: float) -> tuple[float, str, float]:
     """Lines per second: each client clicks ``next`` on its own session, back to back; and
     where the CPU went meanwhile (the app processes', the machine's)."""
     url = shards.url
@@ -77,16 +77,17 @@ async def throughput(shards: Cluster, clients: int, seconds: float) -> tuple[flo
     stop = time.monotonic() + 1.0 + seconds  # one second of warm-up, not counted
     pids = [a.pid for a in shards.apps]
 
-    async def sample() -> str:
+    async def sample() -> tuple[str, float]:
         await asyncio.sleep(1.0)
         apps0, (busy0, total0) = sum(cpu_seconds(p) for p in pids), machine_busy()
         await asyncio.sleep(seconds)
         apps1, (busy1, total1) = sum(cpu_seconds(p) for p in pids), machine_busy()
         cores = os.cpu_count() or 1
-        return (
+        text = (
             f"apps {(apps1 - apps0) / seconds:.2f} cores, "
             f"machine {(busy1 - busy0) / (total1 - total0) * cores:.2f} of {cores} busy"
         )
+        return text, apps1 - apps0
 
     async def click(sid: str) -> None:
         nonlocal done
@@ -102,8 +103,8 @@ async def throughput(shards: Cluster, clients: int, seconds: float) -> tuple[flo
         finally:
             await conn.close()
 
-    where, *_ = await asyncio.gather(sample(), *(click(s) for s in ids))
-    return done / seconds, where
+    (where, app_cpu), *_ = await asyncio.gather(sample(), *(click(s) for s in ids))
+    return done / seconds, where, app_cpu / done
 
 
 async def line_p50(nginx: str, direct: str, rounds: int) -> tuple[float, float]:
@@ -182,13 +183,13 @@ def main() -> None:
         where = Path(tempfile.mkdtemp(prefix="loop-stepper-scale-"))
         env = {"LOOP_STEPPER_DATABASE_URL": new_database(pg), "LOOP_STEPPER_MAX_SESSIONS": "5000"}
         with cluster(["a"], env, where / "one") as one:
-            one_rate, one_cpu = asyncio.run(throughput(one, args.clients, args.seconds))
+            one_rate, one_cpu, one_per = asyncio.run(throughput(one, args.clients, args.seconds))
             sqlite = {"LOOP_STEPPER_DATA": str(where / "sqlite")}
             with server_process(sqlite) as (direct, _):
                 through, straight = asyncio.run(line_p50(one.url, direct, args.rounds))
         env = {**env, "LOOP_STEPPER_DATABASE_URL": new_database(pg)}
         with cluster(["a", "b"], env, where / "two") as two:
-            two_rate, two_cpu = asyncio.run(throughput(two, args.clients, args.seconds))
+            two_rate, two_cpu, two_per = asyncio.run(throughput(two, args.clients, args.seconds))
             moved = takeover(two, env, where / "two", args.kills, args.sessions)
     ratio = two_rate / one_rate
     rows.append(
@@ -199,6 +200,16 @@ def main() -> None:
             ratio,
             "≥ 1.6",
             ratio >= 1.6,
+        )
+    )
+    ratio = two_per / one_per
+    rows.append(
+        (
+            "app CPU per line (same runs), 2 processes ÷ 1",
+            f"{two_per * 1e3:.2f} ms ÷ {one_per * 1e3:.2f} ms",
+            ratio,
+            "(≈ 1: no cost to sharding)",
+            ratio <= 1.1,
         )
     )
     ratio = through / straight
