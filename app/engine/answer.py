@@ -6,6 +6,8 @@ import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from . import scenarios
 from . import theory as formal
 from .optimizers import state_of
@@ -62,6 +64,9 @@ def snapshot(lab: Lab, since: int = 0) -> dict[str, Any]:
             for n, b in lab.buffers.items()
         ],
         "running_loss": lab.running.describe(),
+        "amp": None if lab.amp.spec is None else lab.amp.spec.describe(),
+        "scaler": lab.amp.describe(lab.optimizer),
+        "loss_dtype": None if lab.loss_tensor is None else _name(lab.loss_tensor.dtype),
         "ckpt": lab.ckpt.describe(),
         "loss": lab.loss_value,
         "graph": lab.graph(),
@@ -91,3 +96,7 @@ def theory(lab: Lab) -> dict[str, Any] | None:
     target = lab.options.get("theta_star", scenarios.PARABOLA_TARGET)
     start = lab.initial.params["theta"].item()
     return formal.parabola(lab.lr, h, start, target)
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")

@@ -20,6 +20,7 @@ EFFECTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "log_tensor": (("loss", "graph", "running_loss"), ("running_loss",)),
     "checkpoint": (("params", "buffers", "optimizer_state"), ("ckpt",)),
     "resume": (("ckpt",), ("params", "buffers", "grad", "optimizer_state", "mode", "lr")),
+    "scaler_update": (("scaler",), ("scaler",)),
 }
 STATEFUL_STEP = (("grad", "params", "optimizer_state"), ("params", "optimizer_state"))
 
@@ -32,6 +33,7 @@ class Setting:
     mode_matters: bool  # dropout or BatchNorm read model.training
     buffers: bool  # the model has buffers (BatchNorm)
     scheduler: bool  # step reads the lr a scheduler writes
+    grad_scaler: bool = False  # backward and step go through a GradScaler
 
 
 def touched(
@@ -51,6 +53,12 @@ def touched(
             (w if training else r).append("buffers")
     if line == "step" and setting.scheduler:
         r.append("lr")
+    if setting.grad_scaler and line in ("backward", "step", "clip_grad_norm"):
+        r.append("scaler")  # scale(loss), and unscale_ with what it found
+        if line != "backward" and "scaler" not in w:
+            w.append("scaler")
+    if line == "resume" and setting.grad_scaler:
+        w.append("scaler")
     if line == "resume" and not setting.buffers:
         w.remove("buffers")
     if line == "checkpoint" and not setting.buffers:

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from . import answer, output, scenarios, state
+from .amp import Amp, AmpSpec, check
 from .effects import Setting, touched
 from .extras import Checkpoint, Running, Schedule, clip
 from .graph import walk
@@ -22,10 +23,10 @@ from .optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from .program import (
     ENTRIES,
     NO_BUGS,
+    Style,
     Toggles,
     carry_cursor,
-    code,
-    preset_of,
+    describe,
     program_for,
     toggles_of,
 )
@@ -58,6 +59,7 @@ class Lab:
         batchnorm: bool = False,
         softmax_before_loss: bool = False,
         dtype: str = "float64",
+        amp: AmpSpec | None = None,
     ) -> None:
         self.options = dict(options or {})
         model_options: dict[str, Any] = {}
@@ -83,6 +85,8 @@ class Lab:
         # dropout draws from torch's default generator: each session keeps its own state
         self.rng = built.rng if dropout > 0 else None
         self.named = dict(self.model.named_parameters())
+        check(amp, self.dtype_of_params)
+        self.amp = Amp(amp)
         # the model's buffers are written in place (train, resume, restore): found once here, not
         # by a walk over its modules on every answer
         self.buffers = dict(self.model.named_buffers())
@@ -91,11 +95,14 @@ class Lab:
             mode_matters=self.rng is not None or bool(self.buffers),
             buffers=bool(self.buffers),
             scheduler=scheduler is not None,
+            grad_scaler=self.amp.scaler is not None,
         )
         self.running = Running()
         self.ckpt = Checkpoint()
         self._names = {id(p): n for n, p in self.named.items()}
-        self.program = program_for(toggles, accumulate)
+        how = None if amp is None else amp.dtype
+        self.style = Style(accumulate, max_norm, softmax_before_loss, how, self.setting.grad_scaler)
+        self.program = program_for(toggles, accumulate, self.setting.grad_scaler)
         self.describe_program()
         self.cursor = 0
         self.iteration = 0  # forward calls so far
@@ -123,7 +130,8 @@ class Lab:
             x, self.y, self.share = self.batches.next()
         else:
             x, self.y = self.batches.next()
-        self.out = self._model(x)
+        with self.amp.autocast():
+            self.out = self._model(x)
         self.iteration += 1
         self._new_graph(self.out)
         self._did("forward")
@@ -132,11 +140,12 @@ class Lab:
         """``loss = loss_fn(out, y)``: the last node of the graph."""
         if self.out is None:
             raise LineError("loss", "loss needs an output: run forward first")
-        out = self.out.softmax(dim=1) if self.softmax_before_loss else self.out
-        loss = self.loss_fn(out, self.y)
-        if self.accumulate > 1:  # an uneven split weighs each part by its share (see README)
-            k = self.accumulate
-            loss = loss / k if self.share * k == 1 else loss * self.share
+        with self.amp.autocast():
+            out = self.out.softmax(dim=1) if self.softmax_before_loss else self.out
+            loss = self.loss_fn(out, self.y)
+            if self.accumulate > 1:  # an uneven split weighs each part by its share (README)
+                k = self.accumulate
+                loss = loss / k if self.share * k == 1 else loss * self.share
         self.loss_tensor, self.loss_spent = loss, False
         self.loss_value = loss.item()
         first = next(iter(self.named.values())).detach().flatten()[0].item()
@@ -162,7 +171,7 @@ class Lab:
             raise LineError("backward", "backward needs a loss: run loss first")
         saved = {n: None if p.grad is None else p.grad.clone() for n, p in self.named.items()}
         try:
-            self.loss_tensor.backward(retain_graph=retain_graph)  # type: ignore[no-untyped-call]
+            self.amp.backward(self.loss_tensor, retain_graph)
         except RuntimeError as error:
             # PyTorch may have added into some buffers before it failed: put them back. The
             # graph it walked so far it has freed, and says so if asked again: show it freed
@@ -178,10 +187,17 @@ class Lab:
         self._did("backward")
 
     def step(self) -> None:
-        """``optimizer.step()``: moves each parameter whose ``.grad`` is not None."""
-        self.optimizer.step()
+        """``optimizer.step()``: moves each parameter whose ``.grad`` is not None. With a
+        GradScaler, ``scaler.step(optimizer)``: unscales .grad, then steps unless a gradient is
+        inf or NaN (a skipped step writes only the scaler's store)."""
+        skipped = self.amp.step("step", self.optimizer)
         self.steps += 1
-        self._did("step")
+        self._did("step", writes=("scaler",) if skipped else None)
+
+    def scaler_update(self) -> None:
+        """``scaler.update()``: the next scale (halved after a skipped step)."""
+        self.amp.update("scaler_update", self.optimizer)
+        self._did("scaler_update")
 
     # -- the rest of the real loop ---------------------------------------------------
 
@@ -189,8 +205,10 @@ class Lab:
         """``clip_grad_norm_(model.parameters(), max_norm)``: one L2 norm over every .grad;
         above max_norm, every .grad is scaled by the same factor. With every .grad None it
         measures 0 and touches nothing."""
+        self.amp.unscale("clip_grad_norm", self.optimizer)  # with a GradScaler: unscale_ first
         norm, scaled = clip(self.named.values(), self.max_norm)
-        self._did("clip_grad_norm", writes=("grad",) if scaled else (), result=norm)
+        writes = ("grad", "scaler") if self.amp.scaler else ("grad",) if scaled else ()
+        self._did("clip_grad_norm", writes=writes, result=norm)
         assert self.last is not None
         self.last["scaled"] = scaled
 
@@ -228,14 +246,20 @@ class Lab:
             model_only=model_only,
             iteration=self.iteration,
             steps=self.steps,
+            extra=self.amp.state_dict(),
         )
-        reads = ("params", "buffers") if model_only else ("params", "buffers", "optimizer_state")
+        reads: tuple[str, ...] = ("params", "buffers")
+        if not model_only:
+            reads += ("optimizer_state",)
+        if self.amp.scaler and not model_only:
+            reads += ("scaler",)
         self._did("checkpoint", reads=reads)
 
     def resume(self) -> None:
         """A fresh model and optimizer (train mode, every .grad None, no optimizer state, the
         creation lr), then ``load_state_dict`` of what the checkpoint holds."""
-        self.ckpt.resume(self.model, self.optimizer, self.named, self.spec, self.base_lr)
+        held = self.ckpt.resume(self.model, self.optimizer, self.named, self.spec, self.base_lr)
+        self.amp.load_state_dict(held)  # a fresh scaler unless ckpt holds one
         self._did("resume")
 
     def _logged_loss(self, entry: str) -> torch.Tensor:
@@ -287,7 +311,7 @@ class Lab:
         self.describe_program()
 
     def set_toggles(self, toggles: Toggles) -> None:
-        self.set_program(program_for(toggles, self.accumulate))
+        self.set_program(program_for(toggles, self.accumulate, self.setting.grad_scaler))
 
     @property
     def toggles(self) -> Toggles:
@@ -295,16 +319,7 @@ class Lab:
 
     def describe_program(self) -> None:
         """What every answer says about the program; it changes only with the program."""
-        toggles = self.toggles
-        self.described = {
-            "toggles": {"skip_zero_grad": toggles.skip_zero_grad, "step_first": toggles.step_first},
-            "program": list(self.program),
-            "code": [
-                code(e, self.accumulate, max_norm=self.max_norm, softmax=self.softmax_before_loss)
-                for e in self.program
-            ],
-            "preset": preset_of(self.program, self.softmax_before_loss),
-        }
+        self.described = describe(self.program, self.style)
 
     @property
     def lr(self) -> float:
@@ -339,18 +354,11 @@ class Lab:
         return next(iter(self.named.values())).dtype
 
     def _model(self, x: torch.Tensor) -> torch.Tensor:
-        """``model(x)``; dropout draws from this session's own generator state, swapped into
-        torch's default generator (process-wide) for the forward and back out after it."""
+        """``model(x)``; dropout draws from this session's own generator state."""
         if self.rng is None or not self.model.training:
             return self.model(x)  # type: ignore[no-any-return]
-        with scenarios.TORCH_LOCK:
-            saved = torch.get_rng_state()
-            torch.set_rng_state(self.rng)
-            try:
-                return self.model(x)  # type: ignore[no-any-return]
-            finally:
-                self.rng = torch.get_rng_state()
-                torch.set_rng_state(saved)
+        out, self.rng = scenarios.with_rng(self.model, x, self.rng)
+        return out
 
     def _new_graph(self, root: torch.Tensor) -> None:
         self._root, self._freed = root, False
@@ -383,7 +391,8 @@ class Lab:
             self._walked = (self._root, *walk(self._root, self._names))
         _, nodes, edges = self._walked
         status = "empty" if not nodes else "freed" if self._freed else "built"
-        return {"status": status, "nodes": nodes, "edges": edges}
+        out = None if self.out is None else str(self.out.dtype).removeprefix("torch.")
+        return {"status": status, "nodes": nodes, "edges": edges, "out_dtype": out}
 
     def output(self, size: int = 30) -> dict[str, Any]:
         """What the model computes now, for the output view; touches no store: in eval mode

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from . import optimizers, scenarios
+from . import optimizers
 
 if TYPE_CHECKING:
     from .lab import Lab
@@ -69,6 +69,7 @@ class LabState:
     kept: int = 0  # graphs a tensor running_loss held
     ckpt: dict[str, Any] | None = None
     ckpt_at: dict[str, int] | None = None
+    scaler: dict[str, Any] | None = None  # the GradScaler's scale, tracker, stage (amp float16)
     rng: torch.Tensor | None = None  # the session's own torch generator state (dropout)
     # False when running_loss is a tensor holding graphs: a restore cannot bring those back
     exact: bool = True
@@ -91,7 +92,9 @@ def capture(lab: Lab) -> LabState:
         program=list(lab.program),
         last=None if lab.last is None else dict(lab.last),
         loss_spent=lab.loss_tensor is not None and lab.loss_spent,
-        loss_dtype=str(lab.dtype_of_params).removeprefix("torch."),
+        loss_dtype=str(
+            lab.dtype_of_params if lab.loss_tensor is None else lab.loss_tensor.dtype
+        ).removeprefix("torch."),
         training=lab.model.training,
         buffers={n: b.clone() for n, b in lab.buffers.items()},
         scheduler=lab.schedule.capture(),
@@ -100,6 +103,7 @@ def capture(lab: Lab) -> LabState:
         ckpt=lab.ckpt.held,  # never changed in place: resume loads copies of it
         ckpt_at=None if lab.ckpt.at is None else dict(lab.ckpt.at),
         rng=None if lab.rng is None else lab.rng.clone(),
+        scaler=lab.amp.capture(lab.optimizer),
         exact=lab.running.exact,
     )
 
@@ -123,6 +127,7 @@ def restore(lab: Lab, state: LabState, *, whole: bool = False) -> None:
     lab.ckpt.held = state.ckpt
     lab.ckpt.at = None if state.ckpt_at is None else dict(state.ckpt_at)
     lab.rng = None if state.rng is None else state.rng.clone()
+    lab.amp.restore(state.scaler, lab.optimizer)
     lab.batches.restore(state.batches)
     if whole:
         lab.program = list(state.program)
@@ -137,6 +142,6 @@ def restore(lab: Lab, state: LabState, *, whole: bool = False) -> None:
     lab.history = deque(state.history, maxlen=HISTORY_LIMIT)
     lab.out = lab.y = None
     lab.no_graph()
-    dtype = scenarios.DTYPES.get(state.loss_dtype, torch.float32)
+    dtype = getattr(torch, state.loss_dtype, torch.float32)
     lab.loss_tensor = spent_loss(state.loss, dtype) if state.loss_spent else None
     lab.loss_spent = state.loss_spent
