@@ -20,7 +20,7 @@ from .engine import LabState
 _LENGTH = struct.Struct("<I")
 _DTYPES = {
     str(t).removeprefix("torch."): t
-    for t in (torch.float32, torch.float64, torch.int64, torch.bool, torch.uint8)
+    for t in (torch.float32, torch.float64, torch.float16, torch.int64, torch.bool, torch.uint8)
 }
 
 

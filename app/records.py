@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .engine import Lab, LabState
+from .engine.amp import AmpSpec
 from .engine.optimizers import OptimizerSpec, SchedulerSpec
 
 
@@ -31,6 +32,7 @@ class Setup:
     batchnorm: bool = False
     softmax_before_loss: bool = False
     dtype: str = "float64"
+    amp: AmpSpec | None = None  # float32 models only
 
     def build(self) -> Lab:
         lab = Lab(
@@ -46,6 +48,7 @@ class Setup:
             batchnorm=self.batchnorm,
             softmax_before_loss=self.softmax_before_loss,
             dtype=self.dtype,
+            amp=self.amp,
         )
         if self.program:
             lab.set_program(list(self.program))
@@ -72,6 +75,7 @@ class Setup:
             "batchnorm": self.batchnorm,
             "softmax_before_loss": self.softmax_before_loss,
             "dtype": self.dtype,
+            "amp": None if self.amp is None else self.amp.to_json(),
         }
 
     @classmethod
@@ -97,6 +101,7 @@ class Setup:
             bool(data.get("batchnorm", False)),
             bool(data.get("softmax_before_loss", False)),
             str(data.get("dtype", "float64")),
+            AmpSpec.read(data.get("amp")),
         )
 
 

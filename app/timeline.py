@@ -21,8 +21,6 @@ import bisect
 from dataclasses import dataclass, replace
 from typing import Any
 
-import torch
-
 from .engine import LabState, LineError
 from .engine.program import ENTRIES
 from .records import AT_END, Change, Event, Journal, Saved, Setup
@@ -262,7 +260,7 @@ class Timeline:
         self.change.truncate = self.head + 1
 
     def _checkpoint(self) -> None:
-        if isinstance(self.lab.running_loss, torch.Tensor):
+        if not self.lab.running.exact:
             return  # its graphs cannot be captured: such a state is never a checkpoint
         state = self.lab.capture()
         assert state.exact

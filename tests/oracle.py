@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,8 @@ class Plain:
         batchnorm: bool = False,
         softmax_before_loss: bool = False,
         dtype: torch.dtype = torch.float64,
+        amp: str | None = None,
+        grad_scaler: bool = True,
         **kw: Any,
     ) -> None:
         """``optimizer`` "sgd" or "adam", ``kw`` its keyword arguments (momentum, betas...);
@@ -72,6 +76,28 @@ class Plain:
         self.running_loss: Any = 0.0
         self.ckpt: dict[str, Any] | None = None
         self.norm: torch.Tensor | None = None
+        # mixed precision: forward and loss under autocast; float16 with a GradScaler
+        self.amp = None if amp is None else getattr(torch, amp)
+        use_scaler = amp == "float16" and grad_scaler
+        self.scaler: Any = torch.amp.GradScaler("cpu") if use_scaler else None
+
+    def autocast(self) -> Any:
+        if self.amp is None:
+            return contextlib.nullcontext()
+        return torch.autocast("cpu", dtype=self.amp)
+
+    @contextlib.contextmanager
+    def scaler_kept(self) -> Iterator[None]:
+        """The app's contract: a line PyTorch refuses leaves the scaler and .grad as they were."""
+        saved = copy.deepcopy(self.scaler.__dict__)
+        grads = [None if p.grad is None else p.grad.clone() for p in self.model.parameters()]
+        try:
+            yield
+        except (RuntimeError, AssertionError):
+            self.scaler.__dict__.update(saved)
+            for p, g in zip(self.model.parameters(), grads, strict=True):
+                p.grad = g
+            raise
 
     @staticmethod
     def _moons(dropout: float, batchnorm: bool) -> nn.Sequential:
@@ -94,25 +120,37 @@ class Plain:
         """Run one line; a RuntimeError leaves .grad as it was (the app's contract)."""
         if name == "forward":
             idx = torch.from_numpy(np.asarray(next(self.batches)))
-            self.out, self.yb = self.model(self.x[idx]), self.y[idx]
+            with self.autocast():
+                self.out, self.yb = self.model(self.x[idx]), self.y[idx]
         elif name == "loss":
             assert self.out is not None
-            out = self.out.softmax(dim=1) if self.softmax else self.out
-            self.loss = self.loss_fn(out, self.yb)
+            with self.autocast():
+                out = self.out.softmax(dim=1) if self.softmax else self.out
+                self.loss = self.loss_fn(out, self.yb)
         elif name.startswith("zero_grad"):
             self.optimizer.zero_grad(set_to_none="False" not in name)
         elif name.startswith("backward"):
             assert self.loss is not None
             before = [None if p.grad is None else p.grad.clone() for p in self.model.parameters()]
             try:
-                self.loss.backward(retain_graph="retain_graph=True" in name)
+                loss = self.loss if self.scaler is None else self.scaler.scale(self.loss)
+                loss.backward(retain_graph="retain_graph=True" in name)
             except RuntimeError:
                 for p, g in zip(self.model.parameters(), before, strict=True):
                     p.grad = g
                 raise
+        elif name == "step" and self.scaler is not None:
+            with self.scaler_kept():
+                self.scaler.step(self.optimizer)
         elif name == "step":
             self.optimizer.step()
+        elif name == "scaler_update":
+            with self.scaler_kept():  # AttributeError without a scaler
+                self.scaler.update()
         elif name == "clip_grad_norm":
+            if self.scaler is not None:
+                with self.scaler_kept():
+                    self.scaler.unscale_(self.optimizer)
             self.norm = torch.nn.utils.clip_grad_norm_(
                 self.model.parameters(), max_norm=self.max_norm
             )
@@ -133,6 +171,8 @@ class Plain:
             ckpt: dict[str, Any] = {"model": copy.deepcopy(self.model.state_dict())}
             if "model_only" not in name:
                 ckpt["optimizer"] = copy.deepcopy(self.optimizer.state_dict())
+                if self.scaler is not None:
+                    ckpt["scaler"] = copy.deepcopy(self.scaler.state_dict())
             self.ckpt = ckpt
         elif name == "resume":
             assert self.ckpt is not None
@@ -148,5 +188,9 @@ class Plain:
             if "optimizer" in self.ckpt:
                 optimizer.load_state_dict(copy.deepcopy(self.ckpt["optimizer"]))
             self.model, self.optimizer = model, optimizer
+            if self.scaler is not None:  # a fresh scaler, and what the checkpoint holds of it
+                self.scaler = torch.amp.GradScaler("cpu")
+                if "scaler" in self.ckpt:
+                    self.scaler.load_state_dict(self.ckpt["scaler"])
         else:
             raise ValueError(name)

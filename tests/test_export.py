@@ -19,12 +19,13 @@ from hypothesis import strategies as st
 
 from app import export
 from app.engine import Lab, LineError
-from app.engine.optimizers import OptimizerSpec
+from app.engine.amp import AmpSpec
+from app.engine.optimizers import OptimizerSpec, SchedulerSpec
 from app.engine.program import NO_BUGS, PRESETS, program_for
 from app.engine.scenarios import info
 
 PRESET = {p.name: list(p.program) for p in PRESETS}
-ALLOWED_IMPORTS = {"json", "math", "torch", "numpy", "sklearn"}
+ALLOWED_IMPORTS = {"copy", "json", "math", "torch", "numpy", "sklearn"}
 
 
 def make_setup(
@@ -68,6 +69,9 @@ class Recorder:
             accumulate=setup["accumulate"],
             options=setup["options"],
             max_norm=setup.get("max_norm", 1.0),
+            scheduler=SchedulerSpec.read(setup.get("scheduler")),
+            dtype=setup.get("dtype", "float64"),
+            amp=AmpSpec.read(setup.get("amp")),
         )
         self.lab.set_program(list(setup["program"]))
         self.events: list[dict[str, Any]] = []
@@ -522,23 +526,78 @@ def test_the_rest_is_refused_not_written_wrongly() -> None:
     ran = [{"op": "line", "entry": "checkpoint", "ok": True}]
     with pytest.raises(export.Unsupported, match="'checkpoint'"):
         export.script(setup, ran)
-    with pytest.raises(export.Unsupported, match="scheduler"):
-        export.script({**setup, "scheduler": {"kind": "cosine", "T_max": 3}}, [])
     with pytest.raises(export.Unsupported, match="dropout"):
         export.notebook({**make_setup("moons"), "dropout": 0.5}, [])
 
 
 def test_the_export_stands_apart() -> None:
     """It uses the engine's catalogue only: no web layer, and the engine does not use it."""
-    root = Path(export.__file__).parent
+    package = Path(export.__file__).parent
+    root = package.parent
     absolute, relative = set(), set()
-    for node in ast.walk(ast.parse((root / "export.py").read_text())):
-        if isinstance(node, ast.Import):
-            absolute |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            (relative if node.level else absolute).add(node.module)
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                absolute |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                (relative if node.level else absolute).add(node.module)
     assert absolute <= {"__future__", "math", "textwrap", "dataclasses", "typing"}
-    assert relative <= {"engine", "engine.program"}
+    assert relative <= {"engine", "engine.program", "setup", "units", "formats"}
     for path in (root / "engine").glob("*.py"):
         lines = path.read_text().splitlines()
         assert not [line for line in lines if "import" in line and "export" in line], path
+
+
+SCALED = [*PRESET["correct"], "scaler_update"]
+STEP_LR = {"kind": "step", "step_size": 2, "gamma": 0.5}
+
+
+def test_amp_and_schedulers_run_to_the_same_numbers(tmp_path: Path) -> None:
+    """Autocast (bfloat16, float16 with and without a GradScaler, with its refusals in
+    PyTorch's words), float32 moons, and scheduler.step() in and out of its slot."""
+    fp16 = Recorder(make_setup("neuron", program=SCALED) | {"amp": {"dtype": "float16"}})
+    fp16.run(7)
+    fp16.lines(["forward", "loss", "backward", "step", "step", "scaler_update"])
+    fp16.lines(["scaler_update", "clip_grad_norm", "clip_grad_norm"])
+    fp16.run(2)
+    # a second step before update, update twice, unscale_ twice: PyTorch refuses each
+    oks = [e["ok"] for e in fp16.events[-21:-12]]
+    assert oks == [True, True, True, True, False, True, False, True, False]
+    assert fp16.lab.amp.skipped >= 5  # the first 5 while the scale came down
+    unscaled = Recorder(
+        make_setup("neuron") | {"amp": {"dtype": "float16", "scaler": False}, "max_norm": 2.0}
+    )
+    unscaled.program([*PRESET["correct"][:4], "clip_grad_norm", "step", "scaler_update"])
+    unscaled.run(3)
+    bf16 = Recorder(
+        make_setup("moons", accumulate=2) | {"dtype": "float32", "amp": {"dtype": "bfloat16"}}
+    )
+    bf16.run(3)
+    step_lr = Recorder(make_setup("neuron") | {"scheduler": STEP_LR})
+    step_lr.program(list(PRESET["scheduler_before_step"]))
+    step_lr.run(3)
+    step_lr.program([*PRESET["correct"], "scheduler_step"])
+    step_lr.run(3)
+    cosine = Recorder(make_setup("moons") | {"scheduler": {"kind": "cosine", "T_max": 4}})
+    cosine.program([*PRESET["correct"], "scheduler_step"])
+    cosine.run(5)
+    no_scheduler = Recorder(make_setup("neuron"))
+    no_scheduler.lines(["scheduler_step", "forward"])
+    recs = [fp16, unscaled, bf16, step_lr, cosine, no_scheduler]
+    outputs = check_all(recs, tmp_path)
+    source = export.script(fp16.setup, fp16.events)
+    assert 'scaler = torch.amp.GradScaler("cpu")' in source
+    assert 'with torch.autocast("cpu", dtype=torch.float16): out = model(X)' in source
+    assert "scaler.scale(loss).backward()" in source and "scaler.update()" in source
+    assert "step() has already been called since the last update()." in outputs[0]
+    assert "No inf checks were recorded prior to update." in outputs[0]
+    assert "# Mixed precision: autocast float16, with a GradScaler" in source
+    assert "scaler.update()" in export.script(unscaled.setup, unscaled.events)
+    assert "refused: scaler.update() needs a GradScaler" in outputs[1]
+    assert "X_train = X_train.float()" in export.script(bf16.setup, bf16.events)
+    lr_source = export.script(step_lr.setup, step_lr.events)
+    assert "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)" in (
+        lr_source
+    )
+    assert "scheduler.step()" in lr_source
+    assert "refused: scheduler.step() needs a scheduler" in outputs[5]

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from app import checkpoints
 from app.engine import Lab, LineError
+from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, ENTRIES
 from app.sessions import Journal
@@ -39,8 +40,13 @@ EXTRAS: list[dict[str, Any]] = [
     {"max_norm": 0.5, "scheduler": SchedulerSpec("step", step_size=1, gamma=0.5)},
     {"scheduler": SchedulerSpec("cosine", T_max=3)},
 ]
+NEURON_EXTRAS: list[dict[str, Any]] = [
+    {"amp": AmpSpec("float16")},
+    {"amp": AmpSpec("bfloat16"), "max_norm": 0.5},
+    {"amp": AmpSpec("float16", scaler=False)},
+]
 MOONS_EXTRAS: list[dict[str, Any]] = [
-    {"dropout": 0.5},
+    {"dropout": 0.5, "dtype": "float32", "amp": AmpSpec("float16")},
     {"dropout": 0.3, "batchnorm": True},
     {"softmax_before_loss": True, "dtype": "float32", "max_norm": 0.1},
 ]
@@ -52,7 +58,8 @@ def setup(
     accumulate: int = 1,
     extras: dict[str, Any] | None = None,
 ) -> Setup:
-    lab = Lab(scenario, LR[scenario], 0, accumulate=accumulate)
+    model = {k: v for k, v in (extras or {}).items() if k in ("amp", "dtype")}
+    lab = Lab(scenario, LR[scenario], 0, accumulate=accumulate, **model)
     program = tuple(lab.program)
     return Setup(scenario, LR[scenario], 0, optimizer, accumulate, {}, program, **(extras or {}))
 
@@ -103,7 +110,7 @@ def act(timeline: Timeline, action: Action) -> bool:
     accumulate=st.sampled_from([1, 2]),
     actions=st.lists(ACTIONS, min_size=1, max_size=30),
     seed=st.integers(0, 2**16),
-    extra=st.integers(0, len(EXTRAS) + len(MOONS_EXTRAS) - 1),
+    extra=st.integers(0, len(EXTRAS) + len(MOONS_EXTRAS) + len(NEURON_EXTRAS) - 1),
 )
 def test_every_moment_comes_back_exactly_in_any_order(
     scenario: str,
@@ -115,10 +122,12 @@ def test_every_moment_comes_back_exactly_in_any_order(
 ) -> None:
     """Random actions (lines, runs, lr and program changes, rewinds, acting from the past) on
     every scenario, optimizer and setup option (scheduler, max_norm; moons: dropout,
-    batchnorm, softmax, float32); then rewinds in random order give the recorded answers."""
+    batchnorm, softmax, float32; neuron and float32 moons: amp, the GradScaler); then rewinds
+    in random order give the recorded answers."""
     if scenario == "parabola":
         accumulate = 1
-    options = [*EXTRAS, *(MOONS_EXTRAS if scenario == "moons" else [])]
+    own = {"moons": MOONS_EXTRAS, "neuron": NEURON_EXTRAS}.get(scenario, [])
+    options = [*EXTRAS, *own]
     extras = options[extra % len(options)]
     timeline, store = stored(setup(scenario, optimizer, accumulate, extras))
     answers = {0: answer(timeline)}
@@ -320,6 +329,29 @@ def test_new_stores_round_trip_exactly() -> None:
     fresh.restore(back, whole=True)
     assert answer_of(fresh) == answer_of(lab)
     for entry in ["train", "resume", *program, *program]:
+        lab.run_line(entry)
+        fresh.run_line(entry)
+        assert answer_of(fresh) == answer_of(lab), entry
+
+
+def test_the_scaler_round_trips_exactly_and_through_the_setups_json() -> None:
+    """Mid-iteration (after scaler.step, before update) and with a checkpoint holding the
+    scaler's state_dict: bytes, then a Lab built from the Setup's JSON, goes on the same."""
+    s = setup("neuron", extras={"amp": AmpSpec("float16")})
+    assert Setup.from_json(s.to_json()) == s
+    assert s.to_json()["amp"] == {"dtype": "float16", "scaler": True}
+    lab = s.build()
+    lab.run(3)
+    lab.run_line("checkpoint")
+    for _ in range(5):
+        lab.next()  # up to scaler.step
+    state = lab.capture()
+    assert state.scaler is not None and state.scaler["stage"] != 0
+    back = checkpoints.decode(checkpoints.encode(state))
+    fresh = Setup.from_json(s.to_json()).build()
+    fresh.restore(back, whole=True)
+    assert answer_of(fresh) == answer_of(lab)
+    for entry in ["scaler_update", "resume", *CORRECT, "scaler_update", *CORRECT]:
         lab.run_line(entry)
         fresh.run_line(entry)
         assert answer_of(fresh) == answer_of(lab), entry

@@ -7,16 +7,22 @@ from typing import Any
 import torch
 
 
+def _dtype(fn: Any) -> str | None:
+    """The dtype of the tensor the node's forward op made (the gradient it receives)."""
+    meta = getattr(fn, "_input_metadata", None)  # PyTorch's own record, for its compiler
+    return str(meta[0].dtype).removeprefix("torch.") if meta else None
+
+
 def walk(
     root: torch.Tensor | None, names: dict[int, str]
-) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Nodes and edges reachable from ``root.grad_fn``.
 
     Labels are PyTorch's class names (``AddmmBackward0``, ``AccumulateGrad``); an
     ``AccumulateGrad`` leaf also names its parameter (``names`` maps ``id(param)`` to it).
     An edge runs from a node to one of its ``next_functions``: the way backward walks.
     """
-    nodes: list[dict[str, str]] = []
+    nodes: list[dict[str, Any]] = []
     edges: list[dict[str, str]] = []
     if root is None or root.grad_fn is None:
         return nodes, edges
@@ -30,7 +36,7 @@ def walk(
             variable = getattr(fn, "variable", None)
             if variable is not None:
                 label = f"{label}: {names.get(id(variable), 'tensor')}"
-            nodes.append({"id": key, "label": label})
+            nodes.append({"id": key, "label": label, "dtype": _dtype(fn)})
             stack.append(fn)
         return key
 

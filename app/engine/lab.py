@@ -7,107 +7,32 @@ graph, ``.grad``, loss). No HTTP here: the web layer wraps a Lab.
 
 from __future__ import annotations
 
-import copy
-import itertools
 import warnings
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from . import optimizers, output, scenarios, theory
-from .graph import kept, walk
-from .optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec, state_of
+from . import answer, output, scenarios, state
+from .amp import Amp, AmpSpec, check
+from .effects import Setting, touched
+from .extras import Checkpoint, Running, Schedule, clip
+from .graph import walk
+from .optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from .program import (
     ENTRIES,
     NO_BUGS,
+    Style,
     Toggles,
     carry_cursor,
-    code,
-    preset_of,
+    describe,
     program_for,
     toggles_of,
 )
+from .state import HISTORY_LIMIT, LabState, LineError
 
-HISTORY_LIMIT = 1000  # loss points kept per session: bounds memory and response size
-
-# The lesson's F2 table: which stores each line reads and writes. A stateful optimizer
-# (momentum, Adam) adds a fifth store that step reads and writes.
-EFFECTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "forward": (("params", "data"), ("graph",)),
-    "loss": (("graph", "data"), ("graph", "loss")),
-    "zero_grad": ((), ("grad",)),
-    "backward": (("loss", "graph", "grad"), ("grad", "graph")),
-    "step": (("grad", "params"), ("params",)),
-    "clip_grad_norm": (("grad",), ("grad",)),
-    "scheduler_step": (("lr",), ("lr",)),
-    "train": ((), ("mode",)),
-    "eval": ((), ("mode",)),
-    "log_item": (("loss", "running_loss"), ("running_loss",)),
-    "log_tensor": (("loss", "graph", "running_loss"), ("running_loss",)),
-    "checkpoint": (("params", "buffers", "optimizer_state"), ("ckpt",)),
-    "resume": (("ckpt",), ("params", "buffers", "grad", "optimizer_state", "mode", "lr")),
-}
-STATEFUL_STEP = (("grad", "params", "optimizer_state"), ("params", "optimizer_state"))
-
-
-def spent_loss(value: float | None = None, dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """A loss whose graph backward has freed: a backward through it raises PyTorch's own
-    "Trying to backward through the graph a second time" and touches no parameter. It holds
-    the loss's value, in its dtype, for a ``running_loss`` line that reads it."""
-    a = torch.tensor(1.0 if value is None else value, dtype=dtype, requires_grad=True)
-    loss = a * torch.ones((), dtype=dtype, requires_grad=True)  # saves both: freed by backward
-    loss.backward()  # type: ignore[no-untyped-call]
-    return loss
-
-
-class LineError(Exception):
-    """A line that cannot run in the current state (the HTTP layer answers 409).
-
-    ``torch_error`` is True when the message is PyTorch's own, raised by PyTorch.
-    """
-
-    def __init__(self, line: str, message: str, torch_error: bool = False) -> None:
-        super().__init__(message)
-        self.line, self.message, self.torch_error = line, message, torch_error
-
-
-@dataclass
-class LabState:
-    """Everything needed to put a Lab back where it was, except the autograd graph.
-
-    A graph cannot be copied, so a restored Lab starts with no graph (as after reset). Only a
-    loss whose graph backward has wholly freed is brought back, as a stand-in that fails the
-    way it would (``loss_spent``): that is all a spent graph can still do.
-    """
-
-    params: dict[str, torch.Tensor]
-    grads: dict[str, torch.Tensor | None]
-    optimizer: dict[str, Any]
-    batches: dict[str, Any]
-    cursor: int = 0
-    iteration: int = 0
-    steps: int = 0
-    losses: int = 0
-    loss: float | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)
-    lr: float = 0.0
-    program: list[str] = field(default_factory=list)
-    last: dict[str, Any] | None = None
-    loss_spent: bool = False
-    loss_dtype: str = "float64"
-    training: bool = True
-    buffers: dict[str, torch.Tensor] = field(default_factory=dict)
-    scheduler: dict[str, Any] | None = None  # its state_dict, and whether step ran (warning)
-    running_loss: float | torch.Tensor = 0.0
-    kept: int = 0  # graphs a tensor running_loss held
-    ckpt: dict[str, Any] | None = None
-    ckpt_at: dict[str, int] | None = None
-    rng: torch.Tensor | None = None  # the session's own torch generator state (dropout)
-    # False when running_loss is a tensor holding graphs: a restore cannot bring those back
-    exact: bool = True
+__all__ = ["HISTORY_LIMIT", "Lab", "LabState", "LineError"]
 
 
 class Lab:
@@ -134,6 +59,7 @@ class Lab:
         batchnorm: bool = False,
         softmax_before_loss: bool = False,
         dtype: str = "float64",
+        amp: AmpSpec | None = None,
     ) -> None:
         self.options = dict(options or {})
         model_options: dict[str, Any] = {}
@@ -155,22 +81,29 @@ class Lab:
         self.spec = optimizer
         self.base_lr = lr  # what a fresh optimizer (resume) is built with
         self.optimizer = optimizer.make(self.model.parameters(), lr)
-        self.scheduler_spec = scheduler
-        self.scheduler = None if scheduler is None else scheduler.make(self.optimizer)
+        self.schedule = Schedule(scheduler, self.optimizer)
         # dropout draws from torch's default generator: each session keeps its own state
         self.rng = built.rng if dropout > 0 else None
         self.named = dict(self.model.named_parameters())
+        check(amp, self.dtype_of_params)
+        self.amp = Amp(amp)
         # the model's buffers are written in place (train, resume, restore): found once here, not
         # by a walk over its modules on every answer
         self.buffers = dict(self.model.named_buffers())
-        self.buffer_names = list(self.buffers)
-        self.running_loss: float | torch.Tensor = 0.0
-        self.kept = 0  # loss graphs a tensor running_loss holds
-        self.ckpt: dict[str, Any] | None = None
-        self.ckpt_at: dict[str, int] | None = None
+        self.setting = Setting(
+            stateful=optimizer.stateful,
+            mode_matters=self.rng is not None or bool(self.buffers),
+            buffers=bool(self.buffers),
+            scheduler=scheduler is not None,
+            grad_scaler=self.amp.scaler is not None,
+        )
+        self.running = Running()
+        self.ckpt = Checkpoint()
         self._names = {id(p): n for n, p in self.named.items()}
-        self.program = program_for(toggles, accumulate)
-        self._describe_program()
+        how = None if amp is None else amp.dtype
+        self.style = Style(accumulate, max_norm, softmax_before_loss, how, self.setting.grad_scaler)
+        self.program = program_for(toggles, accumulate, self.setting.grad_scaler)
+        self.describe_program()
         self.cursor = 0
         self.iteration = 0  # forward calls so far
         self.steps = 0  # step calls so far
@@ -187,7 +120,7 @@ class Lab:
         self._root: torch.Tensor | None = None  # the newest graph's output
         self._walked: tuple[torch.Tensor | None, list[Any], list[Any]] = (None, [], [])
         self._freed = False
-        self._initial = self.capture()
+        self.initial = self.capture()
 
     # -- the five lines -----------------------------------------------------------
 
@@ -197,7 +130,8 @@ class Lab:
             x, self.y, self.share = self.batches.next()
         else:
             x, self.y = self.batches.next()
-        self.out = self._model(x)
+        with self.amp.autocast():
+            self.out = self._model(x)
         self.iteration += 1
         self._new_graph(self.out)
         self._did("forward")
@@ -206,11 +140,12 @@ class Lab:
         """``loss = loss_fn(out, y)``: the last node of the graph."""
         if self.out is None:
             raise LineError("loss", "loss needs an output: run forward first")
-        out = self.out.softmax(dim=1) if self.softmax_before_loss else self.out
-        loss = self.loss_fn(out, self.y)
-        if self.accumulate > 1:  # an uneven split weighs each part by its share (see README)
-            k = self.accumulate
-            loss = loss / k if self.share * k == 1 else loss * self.share
+        with self.amp.autocast():
+            out = self.out.softmax(dim=1) if self.softmax_before_loss else self.out
+            loss = self.loss_fn(out, self.y)
+            if self.accumulate > 1:  # an uneven split weighs each part by its share (README)
+                k = self.accumulate
+                loss = loss / k if self.share * k == 1 else loss * self.share
         self.loss_tensor, self.loss_spent = loss, False
         self.loss_value = loss.item()
         first = next(iter(self.named.values())).detach().flatten()[0].item()
@@ -236,7 +171,7 @@ class Lab:
             raise LineError("backward", "backward needs a loss: run loss first")
         saved = {n: None if p.grad is None else p.grad.clone() for n, p in self.named.items()}
         try:
-            self.loss_tensor.backward(retain_graph=retain_graph)  # type: ignore[no-untyped-call]
+            self.amp.backward(self.loss_tensor, retain_graph)
         except RuntimeError as error:
             # PyTorch may have added into some buffers before it failed: put them back. The
             # graph it walked so far it has freed, and says so if asked again: show it freed
@@ -252,10 +187,17 @@ class Lab:
         self._did("backward")
 
     def step(self) -> None:
-        """``optimizer.step()``: moves each parameter whose ``.grad`` is not None."""
-        self.optimizer.step()
+        """``optimizer.step()``: moves each parameter whose ``.grad`` is not None. With a
+        GradScaler, ``scaler.step(optimizer)``: unscales .grad, then steps unless a gradient is
+        inf or NaN (a skipped step writes only the scaler's store)."""
+        skipped = self.amp.step("step", self.optimizer)
         self.steps += 1
-        self._did("step")
+        self._did("step", writes=("scaler",) if skipped else None)
+
+    def scaler_update(self) -> None:
+        """``scaler.update()``: the next scale (halved after a skipped step)."""
+        self.amp.update("scaler_update", self.optimizer)
+        self._did("scaler_update")
 
     # -- the rest of the real loop ---------------------------------------------------
 
@@ -263,24 +205,16 @@ class Lab:
         """``clip_grad_norm_(model.parameters(), max_norm)``: one L2 norm over every .grad;
         above max_norm, every .grad is scaled by the same factor. With every .grad None it
         measures 0 and touches nothing."""
-        params = list(self.named.values())
-        norm = torch.nn.utils.clip_grad_norm_(params, max_norm=self.max_norm)
-        any_grad = any(p.grad is not None for p in params)
-        # the factor clip_grad_norm_ multiplies by, computed as it does (in the norm's dtype)
-        scaled = any_grad and bool(self.max_norm / (norm + 1e-6) < 1)
-        self._did("clip_grad_norm", writes=("grad",) if scaled else (), result=norm.item())
+        self.amp.unscale("clip_grad_norm", self.optimizer)  # with a GradScaler: unscale_ first
+        norm, scaled = clip(self.named.values(), self.max_norm)
+        writes = ("grad", "scaler") if self.amp.scaler else ("grad",) if scaled else ()
+        self._did("clip_grad_norm", writes=writes, result=norm)
         assert self.last is not None
         self.last["scaled"] = scaled
 
     def scheduler_step(self) -> None:
         """``scheduler.step()``: the next lr of the schedule into the optimizer."""
-        if self.scheduler is None:
-            raise LineError(
-                "scheduler_step",
-                "scheduler.step() needs a scheduler: create the session with one "
-                '(e.g. "scheduler": {"kind": "step", "step_size": 1, "gamma": 0.5})',
-            )
-        self.scheduler.step()
+        self.schedule.step()
         self._did("scheduler_step")
 
     def train(self) -> None:
@@ -293,57 +227,45 @@ class Lab:
         self.model.eval()
         self._did("eval")
 
-    def _logged_loss(self, entry: str) -> torch.Tensor:
-        if self.loss_tensor is None:
-            raise LineError(entry, f"{entry} needs a loss: run loss first")
-        return self.loss_tensor
-
     def log_item(self) -> None:
         """``running_loss += loss.item()``: a Python float; no graph is kept."""
-        running = self.running_loss
-        running += self._logged_loss("log_item").item()
-        self.running_loss = running
+        self.running.add_item(self._logged_loss("log_item"))
         self._did("log_item")
 
     def log_tensor(self) -> None:
         """``running_loss += loss``: the tensor, and with it the loss's whole graph."""
-        loss = self._logged_loss("log_tensor")
-        running = self.running_loss
-        running += loss
-        self.running_loss = running
-        self.kept += loss.requires_grad
+        self.running.add_tensor(self._logged_loss("log_tensor"))
         self._did("log_tensor")
 
     def checkpoint(self, model_only: bool = False) -> None:
-        """``ckpt = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}``.
-
-        Held as copies, as ``torch.save`` then ``torch.load`` would give them: a bare
-        ``state_dict()`` shares the live tensors, which the next step changes."""
-        ckpt: dict[str, Any] = {
-            "model": {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-        }
+        """``ckpt = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}``,
+        held as copies (as ``torch.save`` then ``torch.load`` would give them)."""
+        self.ckpt.take(
+            self.model,
+            self.optimizer,
+            model_only=model_only,
+            iteration=self.iteration,
+            steps=self.steps,
+            extra=self.amp.state_dict(),
+        )
+        reads: tuple[str, ...] = ("params", "buffers")
         if not model_only:
-            ckpt["optimizer"] = copy.deepcopy(self.optimizer.state_dict())
-        self.ckpt = ckpt
-        self.ckpt_at = {"iteration": self.iteration, "steps": self.steps}
-        reads = ("params", "buffers") if model_only else ("params", "buffers", "optimizer_state")
+            reads += ("optimizer_state",)
+        if self.amp.scaler and not model_only:
+            reads += ("scaler",)
         self._did("checkpoint", reads=reads)
 
     def resume(self) -> None:
         """A fresh model and optimizer (train mode, every .grad None, no optimizer state, the
         creation lr), then ``load_state_dict`` of what the checkpoint holds."""
-        if self.ckpt is None:
-            raise LineError("resume", "resume needs a checkpoint: run checkpoint first")
-        # the Lab's own objects are made fresh in place: the same numbers as new ones
-        self.model.load_state_dict(self.ckpt["model"])
-        self.model.train()
-        for p in self.named.values():
-            p.grad = None
-        fresh = self.spec.make(self.model.parameters(), self.base_lr)
-        self.optimizer.load_state_dict(fresh.state_dict())
-        if "optimizer" in self.ckpt:  # a copy: Adam's step writes its state in place
-            self.optimizer.load_state_dict(copy.deepcopy(self.ckpt["optimizer"]))
+        held = self.ckpt.resume(self.model, self.optimizer, self.named, self.spec, self.base_lr)
+        self.amp.load_state_dict(held)  # a fresh scaler unless ckpt holds one
         self._did("resume")
+
+    def _logged_loss(self, entry: str) -> torch.Tensor:
+        if self.loss_tensor is None:
+            raise LineError(entry, f"{entry} needs a loss: run loss first")
+        return self.loss_tensor
 
     # -- the loop program ---------------------------------------------------------
 
@@ -386,27 +308,18 @@ class Lab:
         """A new loop program; the lines already run in this iteration stay run."""
         self.cursor = carry_cursor(self.program, self.cursor, program)
         self.program = list(program)
-        self._describe_program()
+        self.describe_program()
 
     def set_toggles(self, toggles: Toggles) -> None:
-        self.set_program(program_for(toggles, self.accumulate))
+        self.set_program(program_for(toggles, self.accumulate, self.setting.grad_scaler))
 
     @property
     def toggles(self) -> Toggles:
         return toggles_of(self.program)
 
-    def _describe_program(self) -> None:
+    def describe_program(self) -> None:
         """What every answer says about the program; it changes only with the program."""
-        toggles = self.toggles
-        self._described = {
-            "toggles": {"skip_zero_grad": toggles.skip_zero_grad, "step_first": toggles.step_first},
-            "program": list(self.program),
-            "code": [
-                code(e, self.accumulate, max_norm=self.max_norm, softmax=self.softmax_before_loss)
-                for e in self.program
-            ],
-            "preset": preset_of(self.program, self.softmax_before_loss),
-        }
+        self.described = describe(self.program, self.style)
 
     @property
     def lr(self) -> float:
@@ -420,109 +333,39 @@ class Lab:
     # -- capture, restore, reset --------------------------------------------------
 
     def capture(self) -> LabState:
-        return LabState(
-            params={n: p.detach().clone() for n, p in self.named.items()},
-            grads={n: None if p.grad is None else p.grad.clone() for n, p in self.named.items()},
-            optimizer=optimizers.capture(self.optimizer, self.named),
-            batches=self.batches.state(),
-            cursor=self.cursor,
-            iteration=self.iteration,
-            steps=self.steps,
-            losses=self.losses,
-            loss=self.loss_value,
-            history=list(self.history),
-            lr=self.lr,
-            program=list(self.program),
-            last=None if self.last is None else dict(self.last),
-            loss_spent=self.loss_tensor is not None and self.loss_spent,
-            loss_dtype=str(self._loss_dtype()).removeprefix("torch."),
-            training=self.model.training,
-            buffers={n: b.clone() for n, b in self.buffers.items()},
-            scheduler=None
-            if self.scheduler is None
-            else {
-                "state": copy.deepcopy(self.scheduler.state_dict()),
-                "opt_called": bool(getattr(self.optimizer, "_opt_called", False)),
-            },
-            running_loss=self.running_loss.detach().clone()
-            if isinstance(self.running_loss, torch.Tensor)
-            else self.running_loss,
-            kept=self.kept,
-            ckpt=self.ckpt,  # never changed in place: resume loads copies of it
-            ckpt_at=None if self.ckpt_at is None else dict(self.ckpt_at),
-            rng=None if self.rng is None else self.rng.clone(),
-            exact=not isinstance(self.running_loss, torch.Tensor),
-        )
+        return state.capture(self)
 
-    def restore(self, state: LabState, *, whole: bool = False) -> None:
+    def restore(self, saved: LabState, *, whole: bool = False) -> None:
         """Put the stores back as captured. lr and the program stay as they are now, unless
         ``whole``: then they, the cursor and the last line are the captured ones too."""
-        lr = self.lr
-        with torch.no_grad():
-            for n, p in self.named.items():
-                p.copy_(state.params[n])
-                grad = state.grads[n]
-                p.grad = None if grad is None else grad.clone()
-        optimizers.restore(self.optimizer, self.named, state.optimizer)
-        with torch.no_grad():
-            for n, b in state.buffers.items():
-                self.buffers[n].copy_(b)
-        self.model.train(state.training)
-        if self.scheduler is not None and state.scheduler is not None:
-            self.scheduler.load_state_dict(copy.deepcopy(state.scheduler["state"]))
-            self.optimizer._opt_called = state.scheduler["opt_called"]  # type: ignore[attr-defined]
-        running = state.running_loss
-        self.running_loss = running.clone() if isinstance(running, torch.Tensor) else running
-        self.kept = state.kept
-        self.ckpt = state.ckpt
-        self.ckpt_at = None if state.ckpt_at is None else dict(state.ckpt_at)
-        self.rng = None if state.rng is None else state.rng.clone()
-        self.batches.restore(state.batches)
-        if whole:
-            self.program = list(state.program)
-            self._describe_program()
-            self.cursor, self.last = state.cursor, None if state.last is None else dict(state.last)
-        else:
-            self.lr = lr
-            self.cursor = min(state.cursor, len(self.program) - 1)
-            self.last = None
-        self.iteration, self.steps, self.loss_value = state.iteration, state.steps, state.loss
-        self.losses = state.losses
-        self.history = deque(state.history, maxlen=HISTORY_LIMIT)
-        self.out = self.y = self._root = None
-        dtype = scenarios.DTYPES.get(state.loss_dtype, torch.float32)
-        self.loss_tensor = spent_loss(state.loss, dtype) if state.loss_spent else None
-        self.loss_spent = state.loss_spent
-        self._freed = False
+        state.restore(self, saved, whole=whole)
 
     def reset(self) -> None:
         """Back to the initial parameters, iteration 0; toggles and lr kept (with a scheduler
         the schedule starts again, from the creation lr: it owns the lr)."""
-        self.restore(self._initial)
-        if self.scheduler is not None:
-            self.lr = self._initial.lr
+        self.restore(self.initial)
+        if self.schedule.scheduler is not None:
+            self.lr = self.initial.lr
 
     # -- reading the stores -------------------------------------------------------
 
-    def _loss_dtype(self) -> torch.dtype:
+    @property
+    def dtype_of_params(self) -> torch.dtype:
         return next(iter(self.named.values())).dtype
 
     def _model(self, x: torch.Tensor) -> torch.Tensor:
-        """``model(x)``; dropout draws from this session's own generator state, swapped into
-        torch's default generator (process-wide) for the forward and back out after it."""
+        """``model(x)``; dropout draws from this session's own generator state."""
         if self.rng is None or not self.model.training:
             return self.model(x)  # type: ignore[no-any-return]
-        with scenarios.TORCH_LOCK:
-            saved = torch.get_rng_state()
-            torch.set_rng_state(self.rng)
-            try:
-                return self.model(x)  # type: ignore[no-any-return]
-            finally:
-                self.rng = torch.get_rng_state()
-                torch.set_rng_state(saved)
+        out, self.rng = scenarios.with_rng(self.model, x, self.rng)
+        return out
 
     def _new_graph(self, root: torch.Tensor) -> None:
         self._root, self._freed = root, False
+
+    def no_graph(self) -> None:
+        """No graph at all (a restore: none can be copied)."""
+        self._root, self._freed = None, False
 
     def _did(
         self,
@@ -532,19 +375,7 @@ class Lab:
         writes: tuple[str, ...] | None = None,
         result: float | None = None,
     ) -> None:
-        base = STATEFUL_STEP if line == "step" and self.spec.stateful else EFFECTS[line]
-        r = list(base[0] if reads is None else reads)
-        w = list(base[1] if writes is None else writes)
-        if line == "forward" and (self.rng is not None or self.buffer_names):
-            r.append("mode")  # dropout and BatchNorm read the flag
-            if self.buffer_names:
-                (w if self.model.training else r).append("buffers")
-        if line == "step" and self.scheduler is not None:
-            r.append("lr")
-        if line == "resume" and not self.buffer_names:
-            w.remove("buffers")
-        if line == "checkpoint" and not self.buffer_names:
-            r.remove("buffers")
+        r, w = touched(line, self.setting, self.model.training, reads, writes)
         self.last = {
             "line": line,
             "reads": r,
@@ -560,7 +391,8 @@ class Lab:
             self._walked = (self._root, *walk(self._root, self._names))
         _, nodes, edges = self._walked
         status = "empty" if not nodes else "freed" if self._freed else "built"
-        return {"status": status, "nodes": nodes, "edges": edges}
+        out = None if self.out is None else str(self.out.dtype).removeprefix("torch.")
+        return {"status": status, "nodes": nodes, "edges": edges, "out_dtype": out}
 
     def output(self, size: int = 30) -> dict[str, Any]:
         """What the model computes now, for the output view; touches no store: in eval mode
@@ -574,96 +406,12 @@ class Lab:
 
     def history_since(self, since: int) -> list[dict[str, Any]]:
         """The kept loss points numbered ``since`` or later (all kept ones for 0)."""
-        if not self.history:
-            return []
-        wanted = len(self.history) - max(0, since - self.history[0]["n"])
-        if wanted <= 0:
-            return []
-        # from the right: the usual answer wants one new point, not a walk over 1000
-        return list(itertools.islice(reversed(self.history), wanted))[::-1]
+        return answer.history_since(self.history, since)
 
     def snapshot(self, since: int = 0) -> dict[str, Any]:
-        """The stores and the loop's position as plain values: the exact floats PyTorch holds
-        (NaN and infinities too; the web layer spells those as JSON strings).
-
-        ``since`` trims the history to the points a client does not have yet: a page that
-        clicks once a second would otherwise fetch the same 1000 points every time.
-        """
-        return {
-            "scenario": self.scenario,
-            "lr": self.lr,
-            "seed": self.seed,
-            **self._described,
-            "accumulate": self.accumulate,
-            "optimizer": self.spec.describe(),
-            "cursor": self.cursor,
-            "next_line": self.next_line,
-            "iteration": self.iteration,
-            "steps": self.steps,
-            "params": [
-                {
-                    "name": n,
-                    "shape": list(p.shape),
-                    "dtype": str(p.dtype).removeprefix("torch."),
-                    "value": p.detach().tolist(),
-                    "grad": None if p.grad is None else p.grad.tolist(),
-                }
-                for n, p in self.named.items()
-            ],
-            "optimizer_state": state_of(self.optimizer, self.named),
-            "max_norm": self.max_norm,
-            "scheduler": None if self.scheduler_spec is None else self.scheduler_spec.describe(),
-            "model_options": {
-                "dropout": self.dropout,
-                "batchnorm": self.batchnorm,
-                "softmax_before_loss": self.softmax_before_loss,
-                "dtype": str(self._loss_dtype()).removeprefix("torch."),
-            },
-            "mode": "train" if self.model.training else "eval",
-            "buffers": [
-                {
-                    "name": n,
-                    "shape": list(b.shape),
-                    "dtype": str(b.dtype).removeprefix("torch."),
-                    "value": b.tolist(),
-                }
-                for n, b in self.buffers.items()
-            ],
-            "running_loss": self._running(),
-            "ckpt": self._ckpt(),
-            "loss": self.loss_value,
-            "graph": self.graph(),
-            "last": self.last,
-            "losses": self.losses,
-            "history": self.history_since(since),
-            "theory": self.theory(),
-        }
-
-    def _running(self) -> dict[str, Any]:
-        """running_loss: its value, and for a tensor the graphs it keeps alive."""
-        running = self.running_loss
-        if not isinstance(running, torch.Tensor):
-            return {"value": running, "tensor": False, "graphs": 0, "nodes": 0, "saved_bytes": 0}
-        nodes, saved = kept(running)
-        value = running.item()
-        return {
-            "value": value,
-            "tensor": True,
-            "graphs": self.kept,
-            "nodes": nodes,
-            "saved_bytes": saved,
-        }
-
-    def _ckpt(self) -> dict[str, Any] | None:
-        if self.ckpt is None or self.ckpt_at is None:
-            return None
-        return {"keys": list(self.ckpt), **self.ckpt_at}
+        """The stores and the loop's position as plain values (see ``answer.snapshot``)."""
+        return answer.snapshot(self, since)
 
     def theory(self) -> dict[str, Any] | None:
         """The parabola's predicted behaviour for the current learning rate."""
-        if self.scenario != "parabola":
-            return None
-        h = self.options.get("curvature", scenarios.PARABOLA_CURVATURE)
-        target = self.options.get("theta_star", scenarios.PARABOLA_TARGET)
-        start = self._initial.params["theta"].item()
-        return theory.parabola(self.lr, h, start, target)
+        return answer.theory(self)

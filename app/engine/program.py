@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 # Every entry a program may hold, with the call it makes: (line, keyword arguments).
 ENTRIES: dict[str, tuple[str, dict[str, bool]]] = {
@@ -27,6 +28,7 @@ ENTRIES: dict[str, tuple[str, dict[str, bool]]] = {
     "checkpoint": ("checkpoint", {}),
     "checkpoint(model_only=True)": ("checkpoint", {"model_only": True}),
     "resume": ("resume", {}),
+    "scaler_update": ("scaler_update", {}),
 }
 MAX_PROGRAM = 20  # entries in a program a student writes
 
@@ -44,25 +46,73 @@ FIXED = {
     "checkpoint(model_only=True)": 'ckpt = {"model": model.state_dict()}',
     "resume": "model, optimizer = fresh(ckpt)  # new model and optimizer, then load_state_dict "
     "of what ckpt holds",
+    "scaler_update": "scaler.update()",
 }
 
 
-def code(entry: str, accumulate: int = 1, *, max_norm: float = 1.0, softmax: bool = False) -> str:
-    """The exact Python an entry stands for."""
+def code(
+    entry: str,
+    accumulate: int = 1,
+    *,
+    max_norm: float = 1.0,
+    softmax: bool = False,
+    amp: str | None = None,
+    scaler: bool = False,
+) -> str:
+    """The exact Python an entry stands for. ``amp`` (bfloat16, float16) puts forward and loss
+    under autocast; ``scaler`` routes backward and step through the GradScaler."""
     line, kwargs = ENTRIES[entry]
     args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+    autocast = f'with torch.autocast("cpu", dtype=torch.{amp}): ' if amp else ""
+    if entry == "checkpoint" and scaler:
+        return (
+            'ckpt = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), '
+            '"scaler": scaler.state_dict()}'
+        )
     if entry in FIXED:
         return FIXED[entry]
     if line == "forward":
-        return "out = model(X)"
+        return autocast + "out = model(X)"
     if line == "loss":
         out = "out.softmax(dim=1)" if softmax else "out"
-        return f"loss = loss_fn({out}, y)" + (f" / {accumulate}" if accumulate > 1 else "")
+        by_k = f" / {accumulate}" if accumulate > 1 else ""
+        return autocast + f"loss = loss_fn({out}, y)" + by_k
     if line == "backward":
-        return f"loss.backward({args})"
+        return f"scaler.scale(loss).backward({args})" if scaler else f"loss.backward({args})"
     if line == "clip_grad_norm":
-        return f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm={max_norm})"
+        clip = f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm={max_norm})"
+        return "scaler.unscale_(optimizer); " + clip if scaler else clip
+    if line == "step" and scaler:
+        return "scaler.step(optimizer)"
     return f"optimizer.{line}({args})"
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a session writes its lines (see ``code``)."""
+
+    accumulate: int = 1
+    max_norm: float = 1.0
+    softmax: bool = False
+    amp: str | None = None
+    scaler: bool = False
+
+
+def describe(program: list[str], style: Style) -> dict[str, Any]:
+    """What a Session says about its program: toggles, entries, their Python, the preset."""
+    toggles = toggles_of(program)
+    s = style
+    return {
+        "toggles": {"skip_zero_grad": toggles.skip_zero_grad, "step_first": toggles.step_first},
+        "program": list(program),
+        "code": [
+            code(
+                e, s.accumulate, max_norm=s.max_norm, softmax=s.softmax, amp=s.amp, scaler=s.scaler
+            )
+            for e in program
+        ],
+        "preset": preset_of(program, s.softmax, s.amp, s.scaler),
+    }
 
 
 @dataclass(frozen=True)
@@ -74,8 +124,9 @@ class Toggles:
 NO_BUGS = Toggles()
 
 
-def program_for(toggles: Toggles, accumulate: int = 1) -> list[str]:
-    """The default loop (zero_grad first when accumulating k micro-batches) with bugs on."""
+def program_for(toggles: Toggles, accumulate: int = 1, scaler: bool = False) -> list[str]:
+    """The default loop (zero_grad first when accumulating k micro-batches) with bugs on;
+    with a GradScaler, ``scaler.update()`` ends it."""
     if accumulate == 1:
         lines = list(CORRECT)
     else:
@@ -85,7 +136,12 @@ def program_for(toggles: Toggles, accumulate: int = 1) -> list[str]:
         lines[b], lines[s] = lines[s], lines[b]
     if toggles.skip_zero_grad:
         lines.remove("zero_grad")
-    return lines
+    return with_scaler(lines) if scaler else lines
+
+
+def with_scaler(program: list[str] | tuple[str, ...]) -> list[str]:
+    """A loop as a session with a GradScaler runs it: ``scaler.update()`` at its end."""
+    return [*program, "scaler_update"]
 
 
 def toggles_of(program: list[str]) -> Toggles:
@@ -227,17 +283,42 @@ PRESETS = [
         "also holds optimizer.state_dict() (and the scheduler's). Needs Adam.",
         (("optimizer", {"kind": "adam"}),),
     ),
+    Preset(
+        "float16_without_scaler",
+        "float16 autocast without a GradScaler",
+        CORRECT,
+        "autocast runs the forward's eligible ops (the Linear layer's addmm) in float16 while "
+        "the weights stay float32; the loss comes out float32. Without a GradScaler the "
+        "backward through those ops is float16 too: a gradient below 6e-8 underflows to "
+        "exactly 0 and one below 6.1e-5 keeps only a few bits, so small gradients silently "
+        "vanish. The worked example's gradients are large (-23.5 is exact in float16), so here "
+        "nothing underflows: the numbers follow float32's to about three digits (loss 0.55404 "
+        "after one step, float32 0.55219). The correct float16 loop (compare it) scales the "
+        "loss by 2**16 first: its first 5 steps overflow and are skipped (loss stays 18.5) while "
+        "the scale comes down to 2048, then it gives exactly these numbers (a power of two "
+        "scales exactly), 5 iterations late. Needs a float32 model; bfloat16 has float32's range "
+        "and needs no scaler.",
+        (("scenario", "neuron"), ("amp", "float16"), ("grad_scaler", False)),
+    ),
 ]
 
 
-def preset_of(program: list[str], softmax_before_loss: bool = False) -> str | None:
-    """The preset a program (and the loss line's softmax) equals."""
+def preset_of(
+    program: list[str],
+    softmax_before_loss: bool = False,
+    amp: str | None = None,
+    scaler: bool = False,
+) -> str | None:
+    """The preset a program (and the loss line's softmax, and float16 without a GradScaler)
+    equals; with a GradScaler a preset's program ends with ``scaler.update()``."""
+    unscaled = amp == "float16" and not scaler
     return next(
         (
             p.name
             for p in PRESETS
-            if list(p.program) == program
+            if (with_scaler(p.program) if scaler else list(p.program)) == program
             and dict(p.setup).get("softmax_before_loss", False) == softmax_before_loss
+            and (dict(p.setup).get("grad_scaler") is False) == unscaled
         ),
         None,
     )

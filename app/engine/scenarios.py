@@ -23,6 +23,23 @@ TORCH_LOCK = threading.RLock()
 _SEED_LOCK = TORCH_LOCK
 
 
+def with_rng(
+    model: nn.Module, x: torch.Tensor, rng: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``model(x)`` drawing from ``rng``, a session's own generator state, swapped into torch's
+    default generator (process-wide) for the forward and back out after it; and the state
+    after the draws."""
+    with TORCH_LOCK:
+        saved = torch.get_rng_state()
+        torch.set_rng_state(rng)
+        try:
+            out = model(x)
+        finally:
+            rng = torch.get_rng_state()
+            torch.set_rng_state(saved)
+    return out, rng
+
+
 @dataclass(frozen=True)
 class ScenarioInfo:
     name: str

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from .. import export
 from ..engine import Toggles
 from ..engine import scenarios as catalogue
+from ..engine.amp import AmpSpec
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from ..engine.program import PRESETS, program_for
 from ..quizzes import self_study_preset
@@ -207,7 +208,9 @@ def create_session(body: CreateSession, store: Store, request: Request) -> Respo
     else:
         info = catalogue.info(body.scenario)
         toggles = Toggles(body.skip_zero_grad, body.step_first)
-        program = quiz.program if quiz else body.program or program_for(toggles, body.accumulate)
+        scaler = body.amp == "float16" and body.grad_scaler is not False
+        default = program_for(toggles, body.accumulate, scaler)
+        program = quiz.program if quiz else body.program or default
         setup = Setup(
             body.scenario,
             info.default_lr if body.lr is None else body.lr,
@@ -222,6 +225,7 @@ def create_session(body: CreateSession, store: Store, request: Request) -> Respo
             body.batchnorm,
             body.softmax_before_loss,
             body.dtype,
+            None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
         )
         session = store.create(setup)
     if quiz is not None:
@@ -252,7 +256,8 @@ async def patch_session(call: Call, body: PatchSession) -> Response:
                 now.skip_zero_grad if skip is None else skip,
                 now.step_first if first is None else first,
             )
-            timeline.set_program(program_for(toggles, timeline.lab.accumulate))
+            lab = timeline.lab
+            timeline.set_program(program_for(toggles, lab.accumulate, lab.setting.grad_scaler))
 
     return await call.act(change)
 

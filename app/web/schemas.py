@@ -28,6 +28,7 @@ Entry = Literal[
     "checkpoint",
     "checkpoint(model_only=True)",
     "resume",
+    "scaler_update",
 ]
 Store = Literal[
     "params",
@@ -41,6 +42,7 @@ Store = Literal[
     "buffers",
     "running_loss",
     "ckpt",
+    "scaler",
 ]
 # lr in (0, 100]; NaN and Infinity fail the bounds and allow_inf_nan
 LR = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
@@ -114,6 +116,12 @@ class CreateSession(Body):
         False, description="moons only: loss_fn(out.softmax(dim=1), y)"
     )
     dtype: Literal["float64", "float32"] = Field("float64", description="moons only")
+    amp: Literal["bfloat16", "float16"] | None = Field(
+        None, description='forward and loss under torch.autocast("cpu", dtype=…): float32 models'
+    )
+    grad_scaler: bool | None = Field(
+        None, description="amp float16 only: with torch.amp.GradScaler (default true)"
+    )
     snapshot: Annotated[str, Field(min_length=1, max_length=100)] | None = Field(
         None, description="open a shared moment: a snapshot token, alone (it brings its setup)"
     )
@@ -135,6 +143,16 @@ class CreateSession(Body):
             raise ValueError(
                 "dropout, batchnorm, softmax_before_loss and dtype: only moons takes these"
             )
+        if self.amp is not None and self.scenario == "moons" and self.dtype == "float64":
+            raise ValueError(
+                'amp needs a float32 model: this moons is float64 (send "dtype": "float32")'
+            )
+        if self.amp is not None and self.scenario == "parabola":
+            raise ValueError("amp needs a float32 model: the parabola is float64")
+        if self.grad_scaler is not None and self.amp != "float16":
+            raise ValueError('grad_scaler goes with "amp": "float16" only')
+        if self.quiz and self.amp is not None:
+            raise ValueError("a quiz runs without amp")
         if self.quiz and (self.program or self.skip_zero_grad or self.step_first):
             raise ValueError("a quiz picks its own program: send no program or toggles")
         if self.quiz and self.accumulate != 1:
@@ -223,6 +241,7 @@ class Param(BaseModel):
 class Node(BaseModel):
     id: str
     label: str
+    dtype: str | None = Field(None, description="the dtype of the tensor its forward op made")
 
 
 class Edge(BaseModel):
@@ -234,6 +253,7 @@ class Graph(BaseModel):
     status: Literal["empty", "built", "freed"]
     nodes: list[Node]
     edges: list[Edge]
+    out_dtype: str | None = Field(None, description="the dtype of out (null before forward)")
 
 
 class Last(BaseModel):
@@ -275,9 +295,23 @@ class RunningLoss(BaseModel):
 
 
 class CheckpointOut(BaseModel):
-    keys: list[Literal["model", "optimizer"]]
+    keys: list[Literal["model", "optimizer", "scaler"]]
     iteration: int = Field(description="the iteration when it was taken")
     steps: int
+
+
+class AmpOut(BaseModel):
+    dtype: Literal["bfloat16", "float16"]
+    scaler: bool = Field(description="backward and step go through torch.amp.GradScaler")
+
+
+class ScalerOut(BaseModel):
+    scale: float = Field(description="what scaler.scale(loss) multiplies by (2**16 at first)")
+    growth_tracker: int = Field(description="good steps in a row since the scale last changed")
+    skipped_steps: int = Field(description="scaler.step calls that found inf/NaN and skipped")
+    found_inf: bool | None = Field(
+        description="whether this iteration's unscale found inf/NaN (null until it ran)"
+    )
 
 
 class LossPoint(BaseModel):
@@ -353,7 +387,10 @@ class Session(BaseModel):
     buffers: list[Buffer] = Field(description="model buffers (BatchNorm's running statistics)")
     running_loss: RunningLoss
     ckpt: CheckpointOut | None
+    amp: AmpOut | None = Field(None, description="mixed precision, if any")
+    scaler: ScalerOut | None = Field(None, description="the GradScaler's store (amp float16)")
     loss: Number | None
+    loss_dtype: str | None = Field(None, description="the loss tensor's dtype (null before one)")
     graph: Graph
     last: Last | None
     losses: int = Field(description="loss lines run since the start or the last reset")

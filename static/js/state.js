@@ -7,13 +7,13 @@ export const SCENARIOS = ["neuron", "moons", "parabola"];
 export const ENTRIES = [
   "forward", "loss", "zero_grad", "zero_grad(set_to_none=False)", "backward",
   "backward(retain_graph=True)", "step", "clip_grad_norm", "scheduler_step", "train", "eval",
-  "log_item", "log_tensor", "checkpoint", "checkpoint(model_only=True)", "resume",
+  "log_item", "log_tensor", "checkpoint", "checkpoint(model_only=True)", "resume", "scaler_update",
 ];
 // the presets the two checkboxes already say; any other program goes in the URL itself
 const TOGGLE_PRESETS = ["correct", "skip_zero_grad", "step_first"];
 
 /** The server's default loop for these toggles (app/engine/program.py, program_for). */
-export function programFor(toggles, k = 1) {
+export function programFor(toggles, k = 1, scaler = false) {
   const lines = k === 1
     ? ["forward", "loss", "zero_grad", "backward", "step"]
     : ["zero_grad", ...Array(k).fill(["forward", "loss", "backward"]).flat(), "step"];
@@ -22,8 +22,15 @@ export function programFor(toggles, k = 1) {
     [lines[b], lines[s]] = [lines[s], lines[b]];
   }
   if (toggles.skip_zero_grad) lines.splice(lines.indexOf("zero_grad"), 1);
-  return lines;
+  return scaler ? [...lines, "scaler_update"] : lines;
 }
+
+/** Whether backward and step go through a GradScaler (its loop ends with scaler.update()). */
+export const scaled = (session) => Boolean(session.amp?.scaler);
+
+/** A preset's loop as a session runs it: with a GradScaler, scaler.update() at its end. */
+export const presetProgram = (preset, scaler) =>
+  scaler ? [...preset.program, "scaler_update"] : [...preset.program];
 
 export const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
@@ -83,6 +90,13 @@ export function readUrl(search = location.search) {
     }
     if (["float64", "float32"].includes(q.get("dtype"))) setup.dtype = q.get("dtype");
   }
+  // mixed precision on a float32 model (neuron, or moons with dtype float32)
+  const amp = q.get("amp");
+  if (["bfloat16", "float16"].includes(amp) && setup.scenario !== "parabola" &&
+      (setup.scenario !== "moons" || setup.dtype === "float32")) {
+    setup.amp = amp;
+    if (amp === "float16" && q.get("grad_scaler") === "0") setup.grad_scaler = false;
+  }
   const program = (q.get("program") ?? "").split(",").filter((e) => ENTRIES.includes(e));
   return {
     setup,
@@ -133,7 +147,11 @@ export function writeUrl(session, present) {
     if (m.softmax_before_loss) q.set("softmax_before_loss", "1");
     if (m.dtype !== "float64") q.set("dtype", m.dtype);
   }
-  if (!sameList(session.program, programFor(session.toggles, session.accumulate))) {
+  if (session.amp) {
+    q.set("amp", session.amp.dtype);
+    if (session.amp.dtype === "float16" && !session.amp.scaler) q.set("grad_scaler", "0");
+  }
+  if (!sameList(session.program, programFor(session.toggles, session.accumulate, scaled(session)))) {
     if (session.preset && !TOGGLE_PRESETS.includes(session.preset)) q.set("preset", session.preset);
     else q.set("program", session.program.join(","));
   }
@@ -171,6 +189,8 @@ export function differs(session, setup) {
   for (const name of ["dropout", "batchnorm", "softmax_before_loss", "dtype"]) {
     if (setup[name] !== undefined && setup[name] !== m[name]) return true;
   }
+  if ((setup.amp ?? null) !== (session.amp?.dtype ?? null)) return true;
+  if (setup.amp === "float16" && (setup.grad_scaler !== false) !== session.amp.scaler) return true;
   return false;
 }
 

@@ -3,10 +3,13 @@
 // the answers in the order it asked).
 
 import { api, ApiError } from "./api.js";
-import { curvatureOf, openSession, readUrl, storeId, writeUrl } from "./state.js";
+import {
+  curvatureOf, openSession, presetProgram, readUrl, scaled, storeId, writeUrl,
+} from "./state.js";
 import { createCode, showProblem } from "./views/code.js";
 import { createAnnouncer, createControls, describe } from "./views/controls.js";
 import { createEditor } from "./views/editor.js";
+import { createAmp } from "./views/amp.js";
 import { createExtras } from "./views/extras.js";
 import { createGraph } from "./views/graph.js";
 import { createGrads } from "./views/grads.js";
@@ -48,6 +51,7 @@ const views = {
   loss: createLoss($("loss"), (s) => s.params[0]?.dtype ?? "float64"),
   optstate: createOptState(document.querySelector("[data-store=optimizer_state]"), $("optstate")),
   extras: createExtras($("extras"), $("extras-body")),
+  amp: createAmp($("amp-panel"), $("amp-body")),
 };
 const output = createOutput($("output"));
 const parabola = createParabola($("theta"));
@@ -104,6 +108,10 @@ function setupOf(s) {
       ? { kind: "step", step_size: k.step_size, gamma: k.gamma } : { kind: "cosine", T_max: k.T_max };
   }
   if (s.scenario === "moons") Object.assign(setup, s.model_options);
+  if (s.amp) {
+    setup.amp = s.amp.dtype;
+    if (s.amp.dtype === "float16" && !s.amp.scaler) setup.grad_scaler = false;
+  }
   return setup;
 }
 
@@ -114,7 +122,9 @@ function newSession(setup, sentence) {
   perform(async () => {
     // the same loop where it still fits (the same accumulation), else the toggles' loop
     const { skip_zero_grad, step_first, ...rest } = setup;
-    const keep = (setup.accumulate ?? 1) === old.accumulate;
+    // (and the same GradScaler or none: its loop ends with scaler.update())
+    const scaler = setup.amp === "float16" && setup.grad_scaler !== false;
+    const keep = (setup.accumulate ?? 1) === old.accumulate && scaler === scaled(old);
     const fresh = await api.create(keep ? { ...rest, program: old.program } : setup);
     storeId(fresh.id);
     api.remove(old.id).catch(() => {}); // free the server's memory; an expired one is fine
@@ -135,6 +145,11 @@ const controls = createControls({
     const { curvature, theta_star, dropout, batchnorm, softmax_before_loss, dtype, ...carried } =
       setupOf(session);
     if (name === "moons") Object.assign(carried, { dropout, batchnorm, softmax_before_loss, dtype });
+    if (name === "moons" && carried.amp) carried.dtype = "float32"; // autocast: float32 models
+    if (name === "parabola") { // float64: autocast does not apply
+      delete carried.amp;
+      delete carried.grad_scaler;
+    }
     const ks = scenarios?.find((s) => s.name === name)?.accumulate ?? [1];
     if (!ks.includes(carried.accumulate)) carried.accumulate = 1;
     newSession({ ...carried, scenario: name }, `New ${name} session.`);
@@ -197,6 +212,7 @@ function render(next, fresh = false, clicked = undefined) {
   views.loss(session);
   views.optstate(session, previous);
   views.extras(session);
+  views.amp(session);
   setup.render(session, scenarios);
   const lossEl = $("loss-value");
   lossEl?.classList.toggle("changed", Boolean(previous && previous.loss !== session.loss));
@@ -383,7 +399,9 @@ async function start() {
     const presets = await api.presets();
     scenarios = await api.scenarios();
     editor.setPresets(presets);
-    const program = url.program ?? presets.find((p) => p.name === url.preset)?.program ?? null;
+    const preset = presets.find((p) => p.name === url.preset);
+    const scaler = url.setup.amp === "float16" && url.setup.grad_scaler !== false;
+    const program = url.program ?? (preset ? presetProgram(preset, scaler) : null);
     // a link may ask for an accumulation the scenario's batch does not divide: ignore it
     const ks = scenarios.find((s) => s.name === (url.setup.scenario ?? "neuron"))?.accumulate;
     if (ks && !ks.includes(url.setup.accumulate ?? 1)) delete url.setup.accumulate;

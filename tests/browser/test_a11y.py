@@ -22,6 +22,7 @@ VIEWS = [
     "/?optimizer=sgd&momentum=0.9",
     "/?present=1",
     "/?compare=skip_zero_grad",
+    "/?amp=float16",
 ]
 
 

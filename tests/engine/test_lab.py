@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.engine import Lab, LineError, Toggles
+from app.engine.amp import AmpSpec
 from app.engine.program import ENTRIES
 from tests.oracle import Plain
 
@@ -181,8 +182,9 @@ def test_toggle_mid_iteration_keeps_the_lines_already_run() -> None:
 
 def test_graph_labels_are_pytorchs() -> None:
     lab = Lab("neuron", 0.05, 0)
-    assert lab.graph() == {"status": "empty", "nodes": [], "edges": []}
+    assert lab.graph() == {"status": "empty", "nodes": [], "edges": [], "out_dtype": None}
     lab.forward()
+    assert lab.graph()["out_dtype"] == "float32"
     labels = {n["label"] for n in lab.graph()["nodes"]}
     assert labels == {"AddmmBackward0", "TBackward0", "AccumulateGrad: weight",
                       "AccumulateGrad: bias"}  # fmt: skip
@@ -190,6 +192,7 @@ def test_graph_labels_are_pytorchs() -> None:
     graph = lab.graph()
     assert graph["nodes"][0]["label"] == "MseLossBackward0" and graph["status"] == "built"
     assert len(graph["edges"]) == 4
+    assert {n["dtype"] for n in graph["nodes"]} == {"float32"}  # each node's output dtype
 
 
 def test_diverging_training_keeps_pytorchs_non_finite_values() -> None:
@@ -238,6 +241,51 @@ def test_random_programs_equal_plain_pytorch(scenario: str, lines: list[str]) ->
         else:
             assert expected is None, (line, expected)
         assert_same(lab, plain)
+
+
+AMP_SETUPS = {
+    "bfloat16": ("bfloat16", True),
+    "float16": ("float16", True),
+    "float16 without a scaler": ("float16", False),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    scenario=st.sampled_from(["neuron", "moons"]),
+    amp=st.sampled_from(list(AMP_SETUPS)),
+    lines=st.lists(st.sampled_from(LINES), max_size=40),
+)
+def test_random_programs_with_amp_equal_plain_pytorch(
+    scenario: str, amp: str, lines: list[str]
+) -> None:
+    """Autocast, and the GradScaler's refusals in PyTorch's words (a second step before update,
+    update or step with nothing checked, unscale_ twice), on a float32 model."""
+    lr = 0.05 if scenario == "neuron" else 0.3
+    dtype, scaler = AMP_SETUPS[amp]
+    spec = AmpSpec(dtype, scaler)  # type: ignore[arg-type]
+    moons = {"dtype": "float32"} if scenario == "moons" else {}
+    lab = Lab(scenario, lr, 0, amp=spec, **moons)  # type: ignore[arg-type]
+    plain = Plain(scenario, lr, 0, dtype=torch.float32, amp=dtype, grad_scaler=scaler)
+    for line in lines:
+        try:
+            plain.line(line)
+            expected = None
+        except (RuntimeError, AssertionError, TypeError, AttributeError) as error:
+            expected = error
+        try:
+            lab.run_line(line)
+        except LineError as error:
+            assert expected is not None, (line, error.message)
+            if error.torch_error:
+                assert error.message == str(expected)
+        else:
+            assert expected is None, (line, expected)
+        assert_same(lab, plain)
+        if plain.scaler is not None:
+            assert lab.amp.scaler is not None
+            assert lab.amp.scaler.get_scale() == plain.scaler.get_scale()
+            assert lab.amp.scaler.state_dict() == plain.scaler.state_dict()
 
 
 def test_history_since_any_number() -> None:

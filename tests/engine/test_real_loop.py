@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from app.engine import Lab, LineError
+from app.engine.amp import AmpSpec
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, PRESETS
 from tests.engine.test_lab import assert_same
@@ -266,15 +267,19 @@ def test_each_new_preset_with_its_setup_equals_plain_pytorch(name: str) -> None:
     }
     adam = setup.get("optimizer") == {"kind": "adam"}
     scenario = str(setup.get("scenario", "moons"))
+    amp = setup.get("amp")
+    scaler = bool(setup.get("grad_scaler", True))
     lab = Lab(
         scenario,
         0.3,
         0,
         optimizer=ADAM if adam else OptimizerSpec(),
         scheduler=SchedulerSpec.read(spec),  # type: ignore[arg-type]
+        amp=None if amp is None else AmpSpec(amp, scaler),  # type: ignore[arg-type]
         **kwargs,  # type: ignore[arg-type]
     )
-    plain = Plain(scenario, 0.3, 0, "adam" if adam else "sgd", scheduler=spec, **kwargs)  # type: ignore[arg-type]
+    plain = Plain(scenario, 0.3, 0, "adam" if adam else "sgd", scheduler=spec,  # type: ignore[arg-type]
+                  amp=amp, grad_scaler=scaler, **kwargs)  # type: ignore[arg-type]  # fmt: skip
     program = list(BY_NAME[name].program)
     lab.set_program(program)
     both(program, lab, plain, times=4)

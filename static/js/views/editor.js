@@ -6,7 +6,7 @@
 // `change(rewrite)` queues a PATCH of `rewrite(copy of the program)`, resolving to true if
 // it was accepted.
 
-import { ENTRIES } from "../state.js";
+import { ENTRIES, presetProgram, scaled } from "../state.js";
 
 // the Python of each entry, for the "Add" menu (the Session's `code` has only those in use)
 export const PYTHON = {
@@ -98,7 +98,7 @@ export function createEditor(change) {
   });
   els.preset.addEventListener("change", () => {
     const chosen = presets.find((p) => p.name === els.preset.value);
-    if (chosen) change(() => [...chosen.program]);
+    if (chosen) change(() => presetProgram(chosen, scaled(session)));
   });
 
   let whereKey = "";

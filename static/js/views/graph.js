@@ -1,6 +1,7 @@
 // The Graph store: the real grad_fn chain from the API, with PyTorch's class names, drawn
 // top (the loss) to bottom (AccumulateGrad → parameter), the direction backward walks.
 // Status is text and style: empty (nothing), built (solid), freed (dashed and greyed).
+// Under autocast a node that made a 16-bit tensor says so (AddmmBackward0 · bfloat16).
 
 import { svg } from "./chart.js";
 import { place } from "./layout.js";
@@ -20,7 +21,9 @@ export function createGraph(root) {
   let drawn = "";
 
   return function render(session) {
-    const g = session.graph;
+    const graph = session.graph;
+    const half = (n) => n.dtype === "bfloat16" || n.dtype === "float16";
+    const g = { ...graph, nodes: graph.nodes.map((n) => half(n) ? { ...n, label: `${n.label} · ${n.dtype}` } : n) };
     status.dataset.status = g.status;
     status.innerHTML = `Status: <strong class="status-word">${g.status}</strong> <span>${STATUS[g.status].slice(g.status.length + 1)}</span>`;
     root.dataset.status = g.status;

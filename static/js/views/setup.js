@@ -1,5 +1,6 @@
 // Setup chosen at creation: the optimizer (SGD with momentum and weight decay, or Adam with
-// its betas), accumulation over k micro-batches, and the parabola's curvature h and θ*. The
+// its betas), accumulation over k micro-batches, the parabola's curvature h and θ*, and mixed
+// precision (autocast bfloat16 or float16, with or without a GradScaler: float32 models). The
 // server fixes these when it makes a session, so changing one asks for a new session. The
 // fields mirror the session after every answer, like the other controls.
 
@@ -26,6 +27,7 @@ export function createSetup(onChange) {
   const els = {
     kind: $("optimizer"), accumulate: $("accumulate"), box: $("setup"), scheduler: $("scheduler"),
     batchnorm: $("batchnorm"), softmax: $("softmax_before_loss"), dtype: $("dtype"),
+    amp: $("amp"), ampBox: $("amp-box"),
   };
   for (const name of Object.keys(FIELDS)) els[name] = $(name);
   let scenario = "neuron";
@@ -34,6 +36,7 @@ export function createSetup(onChange) {
     for (const label of els.box.querySelectorAll("[data-for]")) {
       label.hidden = ![kind, scenario, els.scheduler.value].includes(label.dataset.for);
     }
+    els.ampBox.hidden = scenario === "parabola"; // float64: autocast does not apply
   }
 
   /** The setup the fields say, or null while one of them is not a valid number. */
@@ -62,6 +65,11 @@ export function createSetup(onChange) {
         softmax_before_loss: els.softmax.checked, dtype: els.dtype.value,
       });
     }
+    // "", "bfloat16", "float16", "float16-unscaled"; undefined keys replace the old setup's
+    const amp = scenario === "parabola" ? "" : els.amp.value;
+    setup.amp = amp ? (amp.startsWith("float16") ? "float16" : amp) : undefined;
+    setup.grad_scaler = amp === "float16-unscaled" ? false : undefined;
+    if (amp && scenario === "moons") setup.dtype = "float32"; // autocast wants a float32 model
     return setup;
   }
 
@@ -112,6 +120,9 @@ export function createSetup(onChange) {
       els.batchnorm.checked = m.batchnorm;
       els.softmax.checked = m.softmax_before_loss;
       els.dtype.value = m.dtype === "float32" && scenario === "moons" ? "float32" : "float64";
+      const a = session.amp;
+      els.amp.value = !a ? "" : a.dtype === "bfloat16" ? "bfloat16" : a.scaler ? "float16"
+        : "float16-unscaled";
       els.accumulate.disabled = ks.length < 2;
       show(o.kind);
     },

@@ -1,0 +1,102 @@
+"""Reading the stores: a Lab as the plain values of its Session (the engine's part of it)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from . import scenarios
+from . import theory as formal
+from .optimizers import state_of
+
+if TYPE_CHECKING:
+    from .lab import Lab
+
+
+def snapshot(lab: Lab, since: int = 0) -> dict[str, Any]:
+    """The stores and the loop's position as plain values: the exact floats PyTorch holds
+    (NaN and infinities too; the web layer spells those as JSON strings).
+
+    ``since`` trims the history to the points a client does not have yet: a page that
+    clicks once a second would otherwise fetch the same 1000 points every time.
+    """
+    return {
+        "scenario": lab.scenario,
+        "lr": lab.lr,
+        "seed": lab.seed,
+        **lab.described,
+        "accumulate": lab.accumulate,
+        "optimizer": lab.spec.describe(),
+        "cursor": lab.cursor,
+        "next_line": lab.next_line,
+        "iteration": lab.iteration,
+        "steps": lab.steps,
+        "params": [
+            {
+                "name": n,
+                "shape": list(p.shape),
+                "dtype": str(p.dtype).removeprefix("torch."),
+                "value": p.detach().tolist(),
+                "grad": None if p.grad is None else p.grad.tolist(),
+            }
+            for n, p in lab.named.items()
+        ],
+        "optimizer_state": state_of(lab.optimizer, lab.named),
+        "max_norm": lab.max_norm,
+        "scheduler": lab.schedule.describe(),
+        "model_options": {
+            "dropout": lab.dropout,
+            "batchnorm": lab.batchnorm,
+            "softmax_before_loss": lab.softmax_before_loss,
+            "dtype": str(lab.dtype_of_params).removeprefix("torch."),
+        },
+        "mode": "train" if lab.model.training else "eval",
+        "buffers": [
+            {
+                "name": n,
+                "shape": list(b.shape),
+                "dtype": str(b.dtype).removeprefix("torch."),
+                "value": b.tolist(),
+            }
+            for n, b in lab.buffers.items()
+        ],
+        "running_loss": lab.running.describe(),
+        "amp": None if lab.amp.spec is None else lab.amp.spec.describe(),
+        "scaler": lab.amp.describe(lab.optimizer),
+        "loss_dtype": None if lab.loss_tensor is None else _name(lab.loss_tensor.dtype),
+        "ckpt": lab.ckpt.describe(),
+        "loss": lab.loss_value,
+        "graph": lab.graph(),
+        "last": lab.last,
+        "losses": lab.losses,
+        "history": history_since(lab.history, since),
+        "theory": theory(lab),
+    }
+
+
+def history_since(history: Sequence[dict[str, Any]], since: int) -> list[dict[str, Any]]:
+    """The kept loss points numbered ``since`` or later (all kept ones for 0)."""
+    if not history:
+        return []
+    wanted = len(history) - max(0, since - history[0]["n"])
+    if wanted <= 0:
+        return []
+    # from the right: the usual answer wants one new point, not a walk over 1000
+    return list(itertools.islice(reversed(history), wanted))[::-1]
+
+
+def theory(lab: Lab) -> dict[str, Any] | None:
+    """The parabola's predicted behaviour for the current learning rate."""
+    if lab.scenario != "parabola":
+        return None
+    h = lab.options.get("curvature", scenarios.PARABOLA_CURVATURE)
+    target = lab.options.get("theta_star", scenarios.PARABOLA_TARGET)
+    start = lab.initial.params["theta"].item()
+    return formal.parabola(lab.lr, h, start, target)
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")

@@ -1,0 +1,210 @@
+"""The log's events as the script's statements (``Unit``), repeated blocks folded into loops."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine.program import ENTRIES, code, preset_of
+from .setup import Session, Unsupported, _num, _program
+
+Event = dict[str, Any]
+
+MAX_PERIOD = 64  # longest block of events looked for as a loop body (a program has <= 20)
+INDENT = "    "
+
+# The Lab's own refusals: lines whose input does not exist yet, which plain Python could not
+# even run (NameError). Their messages, as lab.py words them, mark a refusal in the log too.
+REFUSED = {
+    "loss": ("out = model(X) has not run yet", "loss needs an output: run forward first"),
+    "backward": ("loss = loss_fn(out, y) has not run yet", "backward needs a loss: run loss first"),
+    "log_item": ("loss = loss_fn(out, y) has not run yet", "log_item needs a loss: run loss first"),
+    "log_tensor": (
+        "loss = loss_fn(out, y) has not run yet",
+        "log_tensor needs a loss: run loss first",
+    ),
+    "scheduler_step": (
+        "the session has no scheduler",
+        "scheduler.step() needs a scheduler: create the session with one "
+        '(e.g. "scheduler": {"kind": "step", "step_size": 1, "gamma": 0.5})',
+    ),
+    "scaler_update": (
+        "the session has no GradScaler",
+        'scaler.update() needs a GradScaler: create the session with "amp": "float16"',
+    ),
+}
+USES_LOSS = ("backward", "log_item", "log_tensor")
+
+
+# The entries an exported script can write so far; checkpoints and the moons model options
+# (dropout, batchnorm, softmax) are refused, never written wrongly.
+EXPORTABLE = frozenset(ENTRIES) - {
+    "checkpoint",
+    "checkpoint(model_only=True)",
+    "resume",
+}
+
+# -- what the events become -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One top-level statement of the session: a line that ran, an lr change, or a note."""
+
+    lines: tuple[str, ...]
+    markdown: str = ""  # a program change: a comment here, a markdown cell in a notebook
+
+
+@dataclass(frozen=True)
+class Loop:
+    count: int
+    body: tuple[Unit | Loop, ...]
+
+
+Piece = Unit | Loop
+
+
+# -- events to units --------------------------------------------------------------
+
+
+@dataclass
+class _State:
+    """What plain Python has defined so far: the Lab refuses a line whose inputs are missing."""
+
+    out: bool = False
+    loss: bool = False
+    lines: int = 0
+    failed: int = 0
+    forwards: int = 0
+    logged: bool = False  # a running_loss line ran: the script starts it at 0.0
+
+
+def _line(session: Session, entry: str) -> tuple[str, ...]:
+    name = ENTRIES[entry][0]
+    if name == "forward":
+        return session.forward
+    if name == "loss":
+        return (session.loss,)
+    return (code(entry, max_norm=session.max_norm, amp=session.amp, scaler=session.scaler),)
+
+
+def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[str, ...]:
+    name = ENTRIES[entry][0]
+    lines = _line(session, entry)
+    missing = (name == "loss" and not state.out) or (name in USES_LOSS and not state.loss)
+    if missing or (name in REFUSED and error == REFUSED[name][1]):
+        return (
+            f"# the Lab refused: {REFUSED[name][0]} (in plain Python, a NameError)",
+            *(f"# {line}" for line in lines),
+            f"print('refused:', {error!r})",
+        )
+    body = [INDENT + line for line in lines]
+    if session.scaler and name in ("step", "clip_grad_norm", "scaler_update"):
+        return (  # GradScaler asserts some of its rules; a refused step may have moved its stage
+            "saved = copy.deepcopy(scaler.__dict__)",
+            "try:",
+            *body,
+            "except (RuntimeError, AssertionError) as error:  # the Lab answered it with a 409",
+            "    scaler.__dict__.update(saved)  # and left the scaler as it was",
+            "    print(error)",
+        )
+    if name != "backward":
+        return ("try:", *body, "except RuntimeError as error:", INDENT + "print(error)")
+    return (
+        "saved = [None if p.grad is None else p.grad.clone() for p in model.parameters()]",
+        "try:",
+        *body,
+        "except RuntimeError as error:  # PyTorch's message; the Lab answered it with a 409",
+        "    # backward may have added into some buffers before it failed: the Lab puts them back",
+        "    for p, grad in zip(model.parameters(), saved):",
+        "        p.grad = grad",
+        "    print('RuntimeError:', error)",
+    )
+
+
+def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
+    units = []
+    for number, event in enumerate(events):
+        op = event.get("op")
+        if op == "line":
+            entry = event.get("entry")
+            if entry not in ENTRIES:
+                raise ValueError(f"event {number}: unknown entry {entry!r}")
+            if entry not in EXPORTABLE:
+                raise Unsupported(
+                    f"the export cannot write the line {entry!r} as a script yet: this "
+                    "session's log holds it"
+                )
+            name = ENTRIES[entry][0]
+            state.lines += 1
+            if event.get("ok", True):
+                if (name == "loss" and not state.out) or (name in USES_LOSS and not state.loss):
+                    raise ValueError(f"event {number}: {entry} ran before its input existed")
+                units.append(Unit(_line(session, entry)))
+                state.out |= name == "forward"
+                state.loss |= name == "loss"
+                state.forwards += name == "forward"
+                state.logged |= name.startswith("log_")
+            else:
+                state.failed += 1
+                units.append(Unit(_failed(session, entry, state, str(event.get("error", "")))))
+        elif op == "lr":
+            lr = _num(event["lr"])
+            units.append(Unit(("for group in optimizer.param_groups:", f'    group["lr"] = {lr}')))
+        elif op == "program":
+            program = _program(event["program"], f"event {number}")
+            preset = preset_of(program)
+            named = f" (preset {preset})" if preset else ""
+            words = f"loop program changed to: {', '.join(program)}{named}"
+            shown = ", ".join(f"`{e}`" for e in program)
+            text = f"The loop program changed to: {shown}" + (
+                f" (preset `{preset}`)." if preset else "."
+            )
+            units.append(Unit((f"# {words}",), text))
+        else:
+            raise ValueError(f"event {number}: unknown op {op!r}")
+    return units
+
+
+# -- repeated blocks to loops -----------------------------------------------------
+
+
+def _fold(units: list[Unit]) -> list[Piece]:
+    """Consecutive repeats of a block become ``for _ in range(r)``, nested where they nest.
+
+    At each place the block covering the most events wins (the shortest on a tie); a loop
+    must save at least two statements, so ``step; step`` stays as it is.
+    """
+    ids: dict[Unit, int] = {}
+    keys = [ids.setdefault(unit, len(ids)) for unit in units]
+    pieces: list[Piece] = []
+    i, n = 0, len(keys)
+    while i < n:
+        best = (1, 1)
+        for p in range(1, min(MAX_PERIOD, (n - i) // 2) + 1):
+            if keys[i + p] != keys[i] or keys[i + 2 * p - 1] != keys[i + p - 1]:
+                continue  # cheap checks first: most places repeat nothing
+            block, r = keys[i : i + p], 2
+            if keys[i + p : i + 2 * p] != block:
+                continue
+            while keys[i + r * p : i + (r + 1) * p] == block:
+                r += 1
+            if p * (r - 1) >= 2 and p * r > best[0] * best[1]:
+                best = (p, r)
+        p, r = best
+        if r == 1:
+            pieces.append(units[i])
+        else:
+            pieces.append(Loop(r, tuple(_fold(units[i : i + p]))))
+        i += p * r
+    return pieces
+
+
+def _render(piece: Piece, depth: int = 0) -> list[str]:
+    pad = INDENT * depth
+    if isinstance(piece, Unit):
+        return [pad + line if line else "" for line in piece.lines]
+    lines = [f"{pad}for _ in range({piece.count}):"]
+    for inner in piece.body:
+        lines += _render(inner, depth + 1)
+    return lines

@@ -1,0 +1,72 @@
+"""Mixed precision on the page, in real Chromium: the GradScaler's store as its first steps are
+skipped, each tensor's dtype under autocast, the float16_without_scaler preset, and amp picked
+in the setup row."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .conftest import Watch
+from .test_bugs import open_page, run_iterations
+from .test_page import next_line
+
+pytestmark = pytest.mark.browser
+
+
+def test_float16_with_a_gradscaler_skips_its_first_steps(page: Page, watch: Watch) -> None:
+    page = open_page(page, "/?amp=float16")
+    panel = page.locator("#amp-panel")
+    expect(panel).to_be_visible()
+    expect(panel.locator(".amp-scale")).to_have_text("scaler.get_scale() = 65536 (2^16)")
+    expect(panel.locator(".amp-found")).to_have_text("this iteration: no unscale yet")
+    lines = page.locator("button.line .src")
+    expect(lines.nth(0)).to_have_text('with torch.autocast("cpu", dtype=torch.float16): out = model(X)')
+    expect(lines.nth(3)).to_have_text("scaler.scale(loss).backward()")
+    expect(lines.nth(4)).to_have_text("scaler.step(optimizer)")
+    expect(lines.nth(5)).to_have_text("scaler.update()")
+    next_line(page)  # forward under autocast: a float16 output, float32 weights
+    expect(panel.locator(".amp-dtypes")).to_contain_text(
+        "autocast float16: weights float32, out float16, loss none yet"
+    )
+    expect(page.locator("#graph")).to_contain_text("AddmmBackward0 · float16")
+    next_line(page, 3)  # loss, zero_grad, backward (reads the scale)
+    expect(panel).to_have_attribute("data-io", "read")
+    expect(panel.locator(".amp-dtypes")).to_contain_text("loss float32")
+    next_line(page)  # scaler.step: 18.5 * 2**16 overflows float16: skipped
+    expect(panel.locator(".amp-found")).to_contain_text("inf/NaN found in .grad")
+    expect(panel).to_have_attribute("data-io", "read write")
+    expect(page.locator('[data-store="params"]')).not_to_have_attribute("data-io", re.compile("write"))
+    next_line(page)  # scaler.update halves the scale
+    expect(panel.locator(".amp-scale")).to_have_text("scaler.get_scale() = 32768 (2^15)")
+    run_iterations(page, 5)
+    expect(panel.locator(".amp-scale")).to_have_text("scaler.get_scale() = 2048 (2^11)")
+    expect(panel.locator(".amp-skipped")).to_have_text(
+        "5 steps skipped so far; 1 good step in a row (2000 double the scale)"
+    )
+    expect(page.get_by_label("Mixed precision", exact=True)).to_have_value("float16")
+    assert "amp=float16" in page.url and "grad_scaler" not in page.url, page.url
+
+
+def test_the_float16_without_scaler_preset_and_amp_in_the_setup_row(
+    page: Page, watch: Watch
+) -> None:
+    page = open_page(page, "/?amp=float16&grad_scaler=0&preset=float16_without_scaler")
+    expect(page.get_by_label("Loop")).to_have_value("float16_without_scaler")
+    expect(page.locator("#preset-note")).to_contain_text("underflows to exactly 0")
+    panel = page.locator("#amp-panel")
+    expect(panel.locator(".amp-dtypes")).to_contain_text("no GradScaler")
+    expect(panel.locator(".amp-scale")).to_be_hidden()
+    run_iterations(page, 2)
+    expect(page.locator("#loss")).to_contain_text("0.55404")
+    # bfloat16 from the setup row: a new session, in the URL
+    page.get_by_label("Mixed precision", exact=True).select_option("bfloat16")
+    expect(panel.locator(".amp-dtypes")).to_contain_text(
+        "autocast bfloat16: weights float32, out none yet"
+    )
+    expect(page).to_have_url(re.compile(r"amp=bfloat16"))
+    next_line(page, 2)
+    expect(page.locator("#graph")).to_contain_text("AddmmBackward0 · bfloat16")
+    expect(page.locator("#loss")).to_contain_text("18.5")
