@@ -7,8 +7,8 @@ event loop. Events carry the Session as followers see it, with only the loss poi
 have yet. Lectures, their newest events, questions and answers live in the store, so followers
 resume (``Last-Event-ID``) across a restart.
 
-Also the self-study question: a private session running a random bug preset, its program hidden
-until its owner answers.
+The self-study question (no lecture: a private session running a random bug) is
+``app/selfstudy.py``; the hub holds it as ``study``.
 """
 
 from __future__ import annotations
@@ -24,34 +24,29 @@ from typing import Any
 
 import pydantic_core
 
-from .engine.program import PRESETS, Preset, preset_of
+from .engine.program import preset_of
+from .selfstudy import EXPLANATIONS, HIDDEN, LectureConflict, SelfStudy
 from .sessions import Session
 from .store import SqliteStore, StoredLecture
 from .timeline import Timeline
 
+__all__ = ["HIDDEN", "LectureConflict", "LectureHub"]
+
 # 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 CODE_LENGTH = 7
-HIDDEN = ("program", "code", "preset", "toggles")  # what a question hides from followers
 RECENT = 100  # events a lecture keeps in memory for followers that reconnect
 MAX_VOTERS = 1000  # answers one question takes (one per voter): a flood of new voters stops here
 BURST, REFILL = 5.0, 1.0  # a voter may answer 5 times at once, then once a second
-# the bugs any session shows as it is (not those that need a scheduler, Adam, softmax...)
-BUGS = [p for p in PRESETS if p.name != "correct" and not p.setup]
-EXPLANATIONS = {p.name: p.explanation for p in PRESETS}
-
-
-def self_study_preset() -> Preset:
-    """The bug a self-study question runs: any but the correct loop."""
-    return secrets.choice(BUGS)
+# followers woken per turn of the event loop: a request arriving during a fan-out (the
+# instructor's next line) waits for a slice or two of followers, not for all of them
+SLICE = 10
+KEEPALIVE = b": keep-alive\n\n"
+END = b"event: end\ndata: {}\n\n"
 
 
 class NoLecture(KeyError):
     """No such join code, or the lecture ended (a 404)."""
-
-
-class LectureConflict(Exception):
-    """Not now: no question running, or fork during one (a 409)."""
 
 
 class TooManyAnswers(Exception):
@@ -84,10 +79,13 @@ class Lecture:
     answers: dict[str, str] = field(default_factory=dict)
     buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # voter: tokens, when
     followers: int = 0
-    # on the event loop only: the newest events, and a signal swapped on each one
+    # on the event loop only: the newest events, the followers waiting for the next one, the
+    # keep-alive timer and how many times it has fired
     recent: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=RECENT))
     delivered: int = 0
-    signal: asyncio.Event = field(default_factory=asyncio.Event)
+    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    ticker: asyncio.TimerHandle | None = None
+    beats: int = 0
     ended: bool = False
 
     @property
@@ -138,7 +136,7 @@ class LectureHub:
         self.store, self.life, self.keepalive, self.clock = store, hours * 3600, keepalive, clock
         self.by_code: dict[str, Lecture] = {}
         self.by_session: dict[str, Lecture] = {}
-        self.self_quizzes: dict[str, tuple[str, bool]] = {}  # session id: preset, revealed
+        self.study = SelfStudy(store)
         self._lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -147,7 +145,7 @@ class LectureHub:
         self.loop = loop
         for stored in self.store.lectures(self.clock()):
             self._add(self._lecture(stored))
-        self.self_quizzes = self.store.self_quizzes()
+        self.study.load()
 
     def _lecture(self, stored: StoredLecture) -> Lecture:
         quiz = Quiz(**stored.quiz) if stored.quiz else None
@@ -227,7 +225,10 @@ class LectureHub:
         return data
 
     def publish(self, lecture: Lecture, timeline: Timeline) -> None:
-        """One event after a change; call under the session's lock (it numbers the events)."""
+        """One event after a change; call under the session's lock (it numbers the events).
+
+        The event is made here, once, as bytes (and stored: Last-Event-ID after a restart);
+        the followers get those same bytes on later turns of the event loop (``_deliver``)."""
         losses = timeline.lab.losses
         since = min(lecture.losses, losses)  # a rewind or reset takes points back
         payload = {"since": since, "session": self.view(lecture, timeline, since)}
@@ -245,22 +246,51 @@ class LectureHub:
         return lecture.seq, frame(lecture.seq, payload)
 
     def _deliver(self, lecture: Lecture, seq: int, body: bytes) -> None:
+        """On the loop, a turn after the event was made: a line answered on the loop has gone
+        out by now; the followers wake a turn later still, so a ``run`` answered from a worker
+        thread (its task resumes on this turn) goes out before them too."""
         lecture.recent.append((seq, body))
         lecture.delivered = seq
-        self._wake(lecture)
+        if self.loop is not None:
+            self.loop.call_soon(self._release, lecture)
 
     def _wake(self, lecture: Lecture) -> None:
         if self.loop is None:
             return
-
-        def wake() -> None:
-            signal, lecture.signal = lecture.signal, asyncio.Event()
-            signal.set()
-
         if _on_loop(self.loop):
-            wake()
+            self._release(lecture)
         else:
-            self.loop.call_soon_threadsafe(wake)
+            self.loop.call_soon_threadsafe(self._release, lecture)
+
+    def _release(self, lecture: Lecture) -> None:
+        """Wake every follower waiting on the lecture (on the loop), a slice per turn."""
+        waiters, lecture.waiters = lecture.waiters, []
+        self._release_slice(waiters, 0)
+
+    def _release_slice(self, waiters: list[asyncio.Future[None]], start: int) -> None:
+        end = start + SLICE
+        for waiter in waiters[start:end]:
+            if not waiter.done():  # a follower that left is cancelled
+                waiter.set_result(None)
+        if end < len(waiters) and self.loop is not None:
+            self.loop.call_soon(self._release_slice, waiters, end)
+
+    def _arm(self, lecture: Lecture) -> None:
+        """Keep-alive: one timer a lecture (not one a follower), while anyone follows."""
+        if lecture.ticker is None and self.loop is not None and not lecture.ended:
+            lecture.ticker = self.loop.call_later(self.keepalive, self._tick, lecture)
+
+    def _tick(self, lecture: Lecture) -> None:
+        lecture.ticker = None
+        if lecture.ended:
+            return
+        if lecture.expires <= self.clock():
+            self._end(lecture)
+            return
+        lecture.beats += 1
+        self._release(lecture)
+        if lecture.followers:
+            self._arm(lecture)
 
     async def follow(
         self,
@@ -271,12 +301,13 @@ class LectureHub:
         """A follower's stream: what it missed since ``last`` (or the whole Session), then
         every event as it comes, keep-alive comments between; ends with the lecture."""
         lecture.followers += 1
+        self._arm(lecture)
         try:
             async for chunk in self._follow(lecture, last, full):
                 yield chunk
         except KeyError:  # the session itself was deleted: so is its lecture
             self._end(lecture)
-            yield b"event: end\ndata: {}\n\n"
+            yield END
         finally:
             lecture.followers -= 1
 
@@ -290,26 +321,24 @@ class LectureHub:
         if last is None or not (oldest - 1 <= last <= lecture.delivered):
             last, body = await full()
             yield body
+        loop = asyncio.get_running_loop()
         while not lecture.ended:
-            signal = lecture.signal
             fresh = newer(lecture.recent, last)
             if fresh and fresh[0][0] != last + 1:  # fell behind the kept events
                 last, body = await full()
                 yield body
                 continue
-            for seq, body in fresh:
-                last = seq
-                yield body
-            if fresh:
+            if fresh:  # one write, however many events it was behind
+                last = fresh[-1][0]
+                yield fresh[0][1] if len(fresh) == 1 else b"".join(b for _, b in fresh)
                 continue
-            try:
-                await asyncio.wait_for(signal.wait(), self.keepalive)
-            except TimeoutError:
-                if lecture.expires <= self.clock():
-                    self._end(lecture)
-                else:
-                    yield b": keep-alive\n\n"
-        yield b"event: end\ndata: {}\n\n"
+            beats = lecture.beats
+            waiter = loop.create_future()
+            lecture.waiters.append(waiter)
+            await waiter
+            if lecture.beats != beats and lecture.delivered == last and not lecture.ended:
+                yield KEEPALIVE
+        yield END
 
     # -- questions -------------------------------------------------------------------
 
@@ -347,37 +376,6 @@ class LectureHub:
         lecture.answers[voter] = choice
         self.store.lecture_answer(lecture.code, voter, choice)
         return voter
-
-    # -- self-study ------------------------------------------------------------------
-
-    def self_study(self, session_id: str, preset: str) -> None:
-        self.store.self_quiz(session_id, preset)
-        self.self_quizzes[session_id] = (preset, False)
-
-    def self_answer(self, session_id: str, choice: str) -> dict[str, Any]:
-        if session_id not in self.self_quizzes:
-            raise LectureConflict("this session has no question: create one with quiz: true")
-        preset, _ = self.self_quizzes[session_id]
-        self.store.self_quiz(session_id, preset, revealed=True)
-        self.self_quizzes[session_id] = (preset, True)
-        return {"correct": choice == preset, "preset": preset, "explanation": EXPLANATIONS[preset]}
-
-    def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
-        """A Session as its owner sees it: a self-study question hides its program."""
-        quiz = self.self_quizzes.get(session_id)
-        if quiz is None:
-            data["quiz"] = None
-            return data
-        if not quiz[1]:
-            for key in HIDDEN:
-                data.pop(key, None)
-        data["quiz"] = {
-            "choices": [p.name for p in PRESETS],
-            "revealed": quiz[1],
-            "answer": quiz[0] if quiz[1] else None,
-            "explanation": EXPLANATIONS[quiz[0]] if quiz[1] else None,
-        }
-        return data
 
 
 def newer(recent: deque[tuple[int, bytes]], last: int) -> list[tuple[int, bytes]]:

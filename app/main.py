@@ -32,7 +32,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     torch.set_num_threads(settings.torch_threads)
     store = SessionStore(open_store(settings), settings.max_sessions, settings.idle_timeout)
     hub = LectureHub(store.store, settings.lecture_hours, keepalive=settings.lecture_keepalive)
-    store.on_change, store.shown = hub.changed, hub.shown
+    store.on_change, store.shown = hub.changed, hub.study.shown
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

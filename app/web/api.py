@@ -16,8 +16,8 @@ from ..engine import Toggles
 from ..engine import scenarios as catalogue
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from ..engine.program import PRESETS, program_for
-from ..lectures import self_study_preset
 from ..records import Setup
+from ..selfstudy import self_study_preset
 from ..sessions import Session as LiveSession
 from ..sessions import SessionBusy, SessionStore
 from ..timeline import Timeline, TimelineError
@@ -227,7 +227,7 @@ def create_session(body: CreateSession, store: Store, request: Request) -> Respo
         )
         session = store.create(setup)
     if quiz is not None:
-        request.app.state.hub.self_study(session.id, quiz.name)
+        request.app.state.hub.study.start(session.id, quiz.name)
     data = store.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
     return as_json(data, status=201)
 
