@@ -38,6 +38,11 @@ if TYPE_CHECKING:
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 CODE_LENGTH = 7
 RECENT = 100  # events a lecture keeps in memory for followers that reconnect
+# followers woken per turn of the event loop: a request arriving during a fan-out (the
+# instructor's next line) waits for a slice or two of followers, not for all of them
+SLICE = 10
+KEEPALIVE = b": keep-alive\n\n"
+END = b"event: end\ndata: {}\n\n"
 
 
 class NoLecture(KeyError):
@@ -54,10 +59,13 @@ class Lecture:
     quiz: Quiz | None = None
     ballot: Ballot = field(default_factory=Ballot)
     followers: int = 0  # connected to this process
-    # on the event loop only: the newest events, and a signal swapped on each one
+    # on the event loop only: the newest events, the followers waiting for the next one, the
+    # keep-alive timer and how many times it has fired
     recent: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=RECENT))
     delivered: int = 0
-    signal: asyncio.Event = field(default_factory=asyncio.Event)
+    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    ticker: asyncio.TimerHandle | None = None
+    beats: int = 0
     ended: bool = False
     full: tuple[int, bytes] | None = None  # several processes: the newest whole view, as sent
 
@@ -111,7 +119,7 @@ class LectureHub:
         self.store, self.life, self.keepalive, self.clock = store, hours * 3600, keepalive, clock
         self.by_code: dict[str, Lecture] = {}
         self.by_session: dict[str, Lecture] = {}
-        self.selfstudy = SelfStudy(store)
+        self.study = SelfStudy(store)
         self._lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
         # several processes on one PostgreSQL store: lectures found there on demand, events
@@ -126,7 +134,7 @@ class LectureHub:
             return
         for stored in self.store.lectures(self.clock()):
             self._add(self._lecture(stored))
-        self.selfstudy.load()
+        self.study.load()
 
     def _lecture(self, stored: StoredLecture) -> Lecture:
         quiz = Quiz(**stored.quiz) if stored.quiz else None
@@ -250,24 +258,53 @@ class LectureHub:
         return lecture.seq, self.whole(lecture, timeline)
 
     def deliver(self, lecture: Lecture, seq: int, body: bytes) -> None:
+        """On the loop, a turn after the event was made: a line answered on the loop has gone
+        out by now; the followers wake a turn later still, so a ``run`` answered from a worker
+        thread (its task resumes on this turn) goes out before them too."""
         if seq <= lecture.delivered:
             return
         lecture.recent.append((seq, body))
         lecture.delivered = seq
-        self._wake(lecture)
+        if self.loop is not None:
+            self.loop.call_soon(self._release, lecture)
 
     def _wake(self, lecture: Lecture) -> None:
         if self.loop is None:
             return
-
-        def wake() -> None:
-            signal, lecture.signal = lecture.signal, asyncio.Event()
-            signal.set()
-
         if _on_loop(self.loop):
-            wake()
+            self._release(lecture)
         else:
-            self.loop.call_soon_threadsafe(wake)
+            self.loop.call_soon_threadsafe(self._release, lecture)
+
+    def _release(self, lecture: Lecture) -> None:
+        """Wake every follower waiting on the lecture (on the loop), a slice per turn."""
+        waiters, lecture.waiters = lecture.waiters, []
+        self._release_slice(waiters, 0)
+
+    def _release_slice(self, waiters: list[asyncio.Future[None]], start: int) -> None:
+        end = start + SLICE
+        for waiter in waiters[start:end]:
+            if not waiter.done():  # a follower that left is cancelled
+                waiter.set_result(None)
+        if end < len(waiters) and self.loop is not None:
+            self.loop.call_soon(self._release_slice, waiters, end)
+
+    def _arm(self, lecture: Lecture) -> None:
+        """Keep-alive: one timer a lecture (not one a follower), while anyone follows."""
+        if lecture.ticker is None and self.loop is not None and not lecture.ended:
+            lecture.ticker = self.loop.call_later(self.keepalive, self._tick, lecture)
+
+    def _tick(self, lecture: Lecture) -> None:
+        lecture.ticker = None
+        if lecture.ended:
+            return
+        if lecture.expires <= self.clock():
+            self._end(lecture)
+            return
+        lecture.beats += 1
+        self._release(lecture)
+        if lecture.followers:
+            self._arm(lecture)
 
     async def follow(
         self,
@@ -278,6 +315,7 @@ class LectureHub:
         """A follower's stream: what it missed since ``last`` (or the whole Session), then
         every event as it comes, keep-alive comments between; ends with the lecture."""
         lecture.followers += 1
+        self._arm(lecture)
         if self.relay is not None:
             self.relay.counted(lecture)
         try:
@@ -285,7 +323,7 @@ class LectureHub:
                 yield chunk
         except KeyError:  # the session itself was deleted: so is its lecture
             self._end(lecture)
-            yield b"event: end\ndata: {}\n\n"
+            yield END
         finally:
             lecture.followers -= 1
             if self.relay is not None:
@@ -301,26 +339,24 @@ class LectureHub:
         if last is None or not (oldest - 1 <= last <= lecture.delivered):
             last, body = await full()
             yield body
+        loop = asyncio.get_running_loop()
         while not lecture.ended:
-            signal = lecture.signal
             fresh = newer(lecture.recent, last)
             if fresh and fresh[0][0] != last + 1:  # fell behind the kept events
                 last, body = await full()
                 yield body
                 continue
-            for seq, body in fresh:
-                last = seq
-                yield body
-            if fresh:
+            if fresh:  # one write, however many events it was behind
+                last = fresh[-1][0]
+                yield fresh[0][1] if len(fresh) == 1 else b"".join(b for _, b in fresh)
                 continue
-            try:
-                await asyncio.wait_for(signal.wait(), self.keepalive)
-            except TimeoutError:
-                if lecture.expires <= self.clock():
-                    self._end(lecture)
-                else:
-                    yield b": keep-alive\n\n"
-        yield b"event: end\ndata: {}\n\n"
+            beats = lecture.beats
+            waiter = loop.create_future()
+            lecture.waiters.append(waiter)
+            await waiter
+            if lecture.beats != beats and lecture.delivered == last and not lecture.ended:
+                yield KEEPALIVE
+        yield END
 
     # -- questions -------------------------------------------------------------------
 
@@ -350,18 +386,6 @@ class LectureHub:
         if self.relay is None:
             return lecture.tally()
         return self.relay.tally(lecture)
-
-    # -- self-study ------------------------------------------------------------------
-
-    def self_study(self, session_id: str, preset: str) -> None:
-        self.selfstudy.start(session_id, preset)
-
-    def self_answer(self, session_id: str, choice: str) -> dict[str, Any]:
-        return self.selfstudy.answer(session_id, choice)
-
-    def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
-        """A Session as its owner sees it: a self-study question hides its program."""
-        return self.selfstudy.shown(session_id, data)
 
 
 def newer(recent: deque[tuple[int, bytes]], last: int) -> list[tuple[int, bytes]]:

@@ -35,7 +35,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     torch.set_num_threads(settings.torch_threads)
     store = SessionStore(open_store(settings), settings.max_sessions, settings.idle_timeout)
     hub = LectureHub(store.store, settings.lecture_hours, keepalive=settings.lecture_keepalive)
-    store.on_change, store.shown, store.on_load = hub.changed, hub.shown, hub.adopt
+    store.on_change, store.shown, store.on_load = hub.changed, hub.study.shown, hub.adopt
     shared_store = shared(store.store)
     if shared_store is not None:  # several processes on one PostgreSQL: lectures across them
         hub.relay = Relay(hub, shared_store, store.forget)

@@ -153,7 +153,7 @@ class Relay:
         self.store.notify(CHANNEL, self.notice("claimed", session=session_id))
         quiz = self.store.self_quiz_of(session_id)
         if quiz is not None:
-            self.hub.selfstudy.quizzes[session_id] = quiz
+            self.hub.study.quizzes[session_id] = quiz
         stored = self.store.lecture_of(session_id)
         if stored is None:
             return

@@ -3,7 +3,9 @@
 Starts the real server (``python -m app.cli``) in a subprocess; an instructor's session steps a
 line every ``--interval`` seconds (as a clicking instructor does) over one keep-alive
 connection, and N followers hold the lecture's Server-Sent Events open on raw asyncio
-connections (httpx's pool is too slow past 100). Measures:
+connections (httpx's pool is too slow past 100) in a process of their own, "the class": the
+instructor's laptop does not read 300 students' streams (``--one-process`` puts them back in
+the instructor's event loop, as this benchmark did at first). Measures:
 
 1. the instructor's line latency, p50, with N followers ÷ the same lines without a lecture,
    paced like a clicking instructor and back to back (the worst case: each event's fan-out,
@@ -20,11 +22,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import re
 import sys
 import time
+from multiprocessing.connection import Connection as Pipe
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -76,6 +81,64 @@ class Follower:
             self.task.cancel()
 
 
+class Class:
+    """N followers of one lecture, in this process's event loop."""
+
+    def __init__(self, url: str) -> None:
+        self.url, self.crowd = url, list[Follower]()
+
+    async def join(self, code: str, n: int) -> None:
+        self.crowd = [Follower() for _ in range(n)]
+        for i, f in enumerate(self.crowd):
+            f.task = asyncio.create_task(f.run(self.url, code))
+            if i % 50 == 49:
+                await asyncio.sleep(0.05)  # connect in waves, as a class does
+        await asyncio.wait_for(asyncio.gather(*(f.first.wait() for f in self.crowd)), 60)
+
+    async def arrived(self) -> list[dict[int, float]]:
+        return [f.arrived for f in self.crowd]
+
+    async def leave(self) -> None:
+        for f in self.crowd:
+            f.close()
+
+
+def class_process(pipe: Pipe, url: str) -> None:
+    """The class in a process of its own, driven over ``pipe``: (method, args) -> result.
+    Arrival times are ``time.perf_counter()``: CLOCK_MONOTONIC, the same in every process."""
+
+    async def serve() -> None:
+        room = Class(url)
+        while True:
+            method, args = await asyncio.to_thread(pipe.recv)
+            pipe.send(await getattr(room, method)(*args))
+            if method == "leave":
+                return
+
+    asyncio.run(serve())
+
+
+class Remote:
+    """The Class's methods, run in the class's process."""
+
+    def __init__(self, pipe: Pipe) -> None:
+        self.pipe = pipe
+
+    async def call(self, method: str, *args: Any) -> Any:
+        self.pipe.send((method, args))
+        return await asyncio.to_thread(self.pipe.recv)
+
+    async def join(self, code: str, n: int) -> None:
+        await self.call("join", code, n)
+
+    async def arrived(self) -> list[dict[int, float]]:
+        result: list[dict[int, float]] = await self.call("arrived")
+        return result
+
+    async def leave(self) -> None:
+        await self.call("leave")
+
+
 async def instructor_lines(
     conn: Connection, sid: str, lines: int, interval: float
 ) -> list[tuple[float, float]]:
@@ -92,7 +155,7 @@ async def instructor_lines(
 
 
 async def bench(
-    url: str, pid: int, followers: int, lines: int, interval: float
+    url: str, pid: int, followers: int, lines: int, interval: float, room: Class | Remote
 ) -> dict[str, float]:
     conn = await Connection.open(url)
     conn.writer.write(
@@ -111,22 +174,18 @@ async def bench(
     assert status == 201, status
     code = json.loads(body)["code"]
     before = rss_kib(pid)
-    crowd = [Follower() for _ in range(followers)]
-    for i, f in enumerate(crowd):
-        f.task = asyncio.create_task(f.run(url, code))
-        if i % 50 == 49:
-            await asyncio.sleep(0.05)  # connect in waves, as a class does
-    await asyncio.wait_for(asyncio.gather(*(f.first.wait() for f in crowd)), 60)
+    await room.join(code, followers)
     await asyncio.sleep(1.0)
     after = rss_kib(pid)
 
     async def watched(pace: float) -> tuple[list[tuple[float, float]], list[float], int]:
-        start = max(crowd[0].arrived)
+        start = max((await room.arrived())[0])
         times = await instructor_lines(conn, sid, lines, pace)
         await asyncio.sleep(1.0)
+        crowd = await room.arrived()
         delays, missing = [], 0
         for k, (_, answered) in enumerate(times, start=start + 1):
-            got = [a for a in (f.arrived.get(k) for f in crowd) if a is not None]
+            got = [a for a in (f.get(k) for f in crowd) if a is not None]
             missing += followers - len(got)
             if got:
                 delays.append(max(got) - answered)
@@ -134,8 +193,7 @@ async def bench(
 
     paced, delays, missing = await watched(interval)
     fast, fast_delays, fast_missing = await watched(0)
-    for f in crowd:
-        f.close()
+    await room.leave()
     await conn.close()
 
     def p50(times: list[tuple[float, float]]) -> float:
@@ -154,15 +212,33 @@ async def bench(
     }
 
 
+WHERE = {True: "in the instructor's process", False: "in a process of their own"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--followers", type=int, default=300)
     parser.add_argument("--lines", type=int, default=100)
     parser.add_argument("--interval", type=float, default=0.25, help="s between lines")
+    parser.add_argument(
+        "--one-process", action="store_true", help="followers in the instructor's event loop"
+    )
     args = parser.parse_args()
     env = {"LOOP_STEPPER_MAX_SESSIONS": "5000", "MALLOC_ARENA_MAX": "2"}
     with server_process(env) as (url, pid):
-        r = asyncio.run(bench(url, pid, args.followers, args.lines, args.interval))
+        if args.one_process:
+            r = asyncio.run(bench(url, pid, args.followers, args.lines, args.interval, Class(url)))
+        else:
+            mine, theirs = multiprocessing.get_context("spawn").Pipe()
+            room = multiprocessing.get_context("spawn").Process(
+                target=class_process, args=(theirs, url), daemon=True
+            )
+            room.start()
+            try:
+                remote = Remote(mine)
+                r = asyncio.run(bench(url, pid, args.followers, args.lines, args.interval, remote))
+            finally:
+                room.join(10)
     n = args.followers
     rows = [
         (
@@ -198,8 +274,9 @@ def main() -> None:
         print(f"| {measure} | {measured} | {ratio:.2f} | {target} |")
     print(
         f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}; server: python -m app.cli "
-        f"(uvicorn, 1 process); {args.lines} lines, one every {args.interval} s; followers in "
-        "this process, loopback. Ratios are measured ÷ target (or ÷ the baseline)."
+        f"(uvicorn, 1 process); {args.lines} lines, one every {args.interval} s; followers "
+        f"{WHERE[args.one_process]}, loopback. Ratios are "
+        "measured ÷ target (or ÷ the baseline)."
     )
 
 

@@ -5,7 +5,7 @@
 Starts the real server on a free loopback port and drives Debian's Chromium headless.
 Prints one table:
 - render: the page's own performance.now() around painting one Session into every view
-  (window.loopStepper.stats, measured by main.js);
+  (window.loopStepper.stats, measured by static/js/paint.js);
 - click to paint (page): from the click event's timestamp to the animation frame after the
   repaint, measured in the page, so it includes the HTTP round trip and PyTorch running the
   line but not Playwright;

@@ -229,7 +229,7 @@ def create_session(body: CreateSession, store: Store, request: Request) -> Respo
         )
         session = store.create(setup)
     if quiz is not None:
-        request.app.state.hub.self_study(session.id, quiz.name)
+        request.app.state.hub.study.start(session.id, quiz.name)
     data = store.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
     return as_json(data, status=201)
 

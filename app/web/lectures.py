@@ -169,7 +169,7 @@ async def reveal(target: Target, hub: Hub) -> Response:
 )
 async def self_answer(target: Target, hub: Hub, body: SelfAnswerBody) -> Response:
     """Self-study: answer the session's own question; it reveals the program."""
-    return await target.use(lambda _: hub.self_answer(target.session_id, body.choice))
+    return await target.use(lambda _: hub.study.answer(target.session_id, body.choice))
 
 
 # -- followers -----------------------------------------------------------------------

@@ -174,6 +174,7 @@ def test_keyboard(stepper: Page) -> None:
 
 
 def test_presenter_mode(page: Page, watch: Watch) -> None:
+    page.set_viewport_size({"width": 1920, "height": 1080})  # type scales with the height
     page.goto("/?present=1")
     page.wait_for_selector("body[data-ready='1']")
     toggle = page.get_by_role("button", name="Presenter mode")
