@@ -107,13 +107,15 @@ class Setup:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One action: a line (that ran, or failed in PyTorch's words), an lr or a program change."""
+    """One action: a line (that ran, or failed in PyTorch's words), an lr, program or max_norm
+    change."""
 
-    op: Literal["line", "lr", "program"]
+    op: Literal["line", "lr", "program", "max_norm"]
     entry: str = ""  # line: the program entry that ran
     advance: bool = False  # line: run by next, so the cursor moved on
     lr: float = 0.0
     program: tuple[str, ...] = ()
+    max_norm: float = 0.0
     ok: bool = True
     error: str | None = None
     # for the timeline's slider and the history, so neither needs a replay
@@ -130,6 +132,8 @@ class Event:
             return {"op": "lr", "lr": self.lr}
         if self.op == "program":
             return {"op": "program", "program": list(self.program)}
+        if self.op == "max_norm":
+            return {"op": "max_norm", "max_norm": self.max_norm}
         data: dict[str, Any] = {"op": "line", "entry": self.entry, "ok": self.ok}
         if self.advance:
             data["advance"] = True
@@ -147,6 +151,8 @@ class Event:
             return cls("lr", lr=data["lr"])
         if data["op"] == "program":
             return cls("program", program=tuple(data["program"]))
+        if data["op"] == "max_norm":
+            return cls("max_norm", max_norm=data["max_norm"])
         return cls(
             "line",
             entry=data["entry"],

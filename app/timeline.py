@@ -126,6 +126,11 @@ class Timeline:
         self.lab.lr = lr
         self._record(Event("lr", lr=lr))
 
+    def set_max_norm(self, max_norm: float) -> None:
+        self._cut()
+        self.lab.max_norm = max_norm
+        self._record(Event("max_norm", max_norm=max_norm))
+
     def set_program(self, program: list[str]) -> None:
         self._cut()
         self.lab.set_program(program)
@@ -134,7 +139,10 @@ class Timeline:
     def reset(self) -> None:
         """A new start: the initial parameters with today's lr and program; no past."""
         self.lab.reset()
-        self.setup = replace(self.setup, lr=self.lab.lr, program=tuple(self.lab.program))
+        lab = self.lab
+        self.setup = replace(
+            self.setup, lr=lab.lr, max_norm=lab.max_norm, program=tuple(lab.program)
+        )
         self._start()
         self.change = Change(rebased=self.setup)
 
@@ -318,6 +326,8 @@ class Timeline:
                 lab.lr = e.lr
             elif e.op == "program":
                 lab.set_program(list(e.program))
+            elif e.op == "max_norm":
+                lab.max_norm = e.max_norm
             else:
                 try:
                     if e.advance:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -69,7 +70,7 @@ class Lab:
             model_options = {"dropout": dropout, "batchnorm": batchnorm, "dtype": dtype}
         if max_norm <= 0:
             raise ValueError("max_norm must be above 0")
-        self.max_norm, self.dropout, self.batchnorm = max_norm, dropout, batchnorm
+        self.dropout, self.batchnorm = dropout, batchnorm
         self.softmax_before_loss, self.dtype = softmax_before_loss, dtype
         built = scenarios.build(scenario, seed, **self.options, **model_options)
         self.scenario, self.seed, self.accumulate = scenario, seed, accumulate
@@ -320,6 +321,18 @@ class Lab:
     def describe_program(self) -> None:
         """What every answer says about the program; it changes only with the program."""
         self.described = describe(self.program, self.style)
+
+    @property
+    def max_norm(self) -> float:
+        """clip_grad_norm's max_norm; the clipping line shows it, so a change rewrites it."""
+        return self.style.max_norm
+
+    @max_norm.setter
+    def max_norm(self, value: float) -> None:
+        if not value > 0:
+            raise ValueError("max_norm must be above 0")
+        self.style = replace(self.style, max_norm=value)
+        self.describe_program()
 
     @property
     def lr(self) -> float:

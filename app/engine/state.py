@@ -58,6 +58,7 @@ class LabState:
     loss: float | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     lr: float = 0.0
+    max_norm: float = 1.0
     program: list[str] = field(default_factory=list)
     last: dict[str, Any] | None = None
     loss_spent: bool = False
@@ -89,6 +90,7 @@ def capture(lab: Lab) -> LabState:
         loss=lab.loss_value,
         history=list(lab.history),
         lr=lab.lr,
+        max_norm=lab.max_norm,
         program=list(lab.program),
         last=None if lab.last is None else dict(lab.last),
         loss_spent=lab.loss_tensor is not None and lab.loss_spent,
@@ -109,8 +111,8 @@ def capture(lab: Lab) -> LabState:
 
 
 def restore(lab: Lab, state: LabState, *, whole: bool = False) -> None:
-    """Put the stores back as captured. lr and the program stay as they are now, unless
-    ``whole``: then they, the cursor and the last line are the captured ones too."""
+    """Put the stores back as captured. lr, max_norm and the program stay as they are now,
+    unless ``whole``: then they, the cursor and the last line are the captured ones too."""
     lr = lab.lr
     with torch.no_grad():
         for n, p in lab.named.items():
@@ -131,6 +133,7 @@ def restore(lab: Lab, state: LabState, *, whole: bool = False) -> None:
     lab.batches.restore(state.batches)
     if whole:
         lab.program = list(state.program)
+        lab.max_norm = state.max_norm  # (and the program's lines described again)
         lab.describe_program()
         lab.cursor, lab.last = state.cursor, None if state.last is None else dict(state.last)
     else:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engine.program import ENTRIES, code, preset_of
@@ -151,6 +152,12 @@ def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
         elif op == "lr":
             lr = _num(event["lr"])
             units.append(Unit(("for group in optimizer.param_groups:", f'    group["lr"] = {lr}')))
+        elif op == "max_norm":
+            max_norm = float(event["max_norm"])
+            if not 0 < max_norm < math.inf:
+                raise ValueError(f"event {number}: max_norm must be above 0 and finite")
+            session = replace(session, max_norm=max_norm)  # the clipping lines after it
+            units.append(Unit((f"# clip_grad_norm_'s max_norm is now {_num(max_norm)}",)))
         elif op == "program":
             program = _program(event["program"], f"event {number}")
             preset = preset_of(program)

@@ -241,13 +241,15 @@ async def get_session(call: Call) -> Response:
 
 @router.patch("/sessions/{session_id}", response_model=Session, responses=ERRORS)
 async def patch_session(call: Call, body: PatchSession) -> Response:
-    """Change lr, the toggles (which rewrite the program) or the program itself."""
+    """Change lr, max_norm, the toggles (which rewrite the program) or the program itself."""
     skip, first = body.skip_zero_grad, body.step_first
     toggled = skip is not None or first is not None
 
     def change(timeline: Timeline) -> None:
         if body.lr is not None:
             timeline.set_lr(body.lr)
+        if body.max_norm is not None:
+            timeline.set_max_norm(body.max_norm)
         if body.program is not None:
             timeline.set_program(list(body.program))
         elif toggled:

@@ -46,6 +46,7 @@ Store = Literal[
 ]
 # lr in (0, 100]; NaN and Infinity fail the bounds and allow_inf_nan
 LR = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
+MaxNorm = Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]
 Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]
 # a number PyTorch holds: finite, or "NaN" / "Infinity" / "-Infinity"
 Number = float | Literal["NaN", "Infinity", "-Infinity"]
@@ -104,9 +105,7 @@ class CreateSession(Body):
         None, description="parabola only: where the minimum is (1.4)"
     )
     program: Program | None = Field(None, description="the loop program; not with the toggles")
-    max_norm: Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)] = Field(
-        1.0, description="clip_grad_norm's max_norm"
-    )
+    max_norm: MaxNorm = Field(1.0, description="clip_grad_norm's max_norm")
     scheduler: SchedulerIn | None = Field(
         None, description="StepLR {kind: step, step_size, gamma} or {kind: cosine, T_max}"
     )
@@ -162,6 +161,7 @@ class CreateSession(Body):
 
 class PatchSession(Body):
     lr: LR | None = None
+    max_norm: MaxNorm | None = None
     skip_zero_grad: bool | None = None
     step_first: bool | None = None
     program: Program | None = Field(None, description="the loop program; not with the toggles")

@@ -3,6 +3,7 @@ warnings, a resume with no checkpoint (409) and the export's refusal (409)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -12,6 +13,7 @@ import torch
 from app.web.schemas import Session
 from tests.oracle import Plain
 from tests.web.test_api import line, new
+from tests.web.test_api_script import numbers, run_python
 
 STEP_LR = {"kind": "step", "step_size": 1, "gamma": 0.5}
 
@@ -159,3 +161,45 @@ def test_presets_name_their_setup(client: httpx.Client) -> None:
     s = new(client, scenario="moons", softmax_before_loss=True)
     assert s["preset"] == "softmax_before_loss"
     assert s["code"][1] == "loss = loss_fn(out.softmax(dim=1), y)"
+
+
+def test_patch_max_norm_midway_matches_plain_pytorch(client: httpx.Client, tmp_path: Path) -> None:
+    """max_norm is a setting of a line, like lr: a PATCH changes the clipping line from the
+    next iteration on, a rewind brings back the one in force then, and the script follows."""
+    loop = ["forward", "loss", "zero_grad", "backward", "clip_grad_norm", "step"]
+    sid = new(client, scenario="moons", lr=0.5)["id"]
+    program(client, sid, loop)
+    plain = Plain("moons", 0.5)
+    answers = []
+    for max_norm in (2.0, 0.05, 0.3):
+        r = client.patch(f"/api/sessions/{sid}", json={"max_norm": max_norm})
+        assert r.status_code == 200, r.text
+        s = r.json()
+        assert s["max_norm"] == max_norm
+        assert (
+            s["code"][4]
+            == f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm={max_norm})"
+        )
+        plain.max_norm = max_norm
+        for entry in loop:
+            plain.line(entry)
+            s = line(client, sid, "next")
+            if entry == "clip_grad_norm":
+                assert s["last"]["result"] == float(plain.norm)  # type: ignore[arg-type]
+                assert s["last"]["scaled"] is (float(plain.norm) > max_norm)  # type: ignore[arg-type]
+        answers.append(s)
+        for p, (name, q) in zip(s["params"], plain.model.named_parameters(), strict=True):
+            assert p["name"] == name
+            assert torch.tensor(p["value"], dtype=q.dtype).equal(q.detach()), name
+    # the moment after the first iteration: max_norm 2.0 again, and the same answer
+    s = line(client, sid, "rewind", {"to": 6})
+    assert s["max_norm"] == 2.0 and s["code"][4].endswith("max_norm=2.0)")
+    assert s["params"] == answers[0]["params"]
+    r = client.patch(f"/api/sessions/{sid}", json={"max_norm": 0})
+    assert r.status_code == 422 and client.get(f"/api/sessions/{sid}").json()["max_norm"] == 2.0
+    # the script holds each change and runs to the session's numbers
+    line(client, sid, "rewind", {"to": 18})
+    script = client.get(f"/api/sessions/{sid}/script").text
+    assert "# clip_grad_norm_'s max_norm is now 0.05" in script
+    printed = run_python(script, tmp_path)
+    assert printed == numbers(answers[-1])
