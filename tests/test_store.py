@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from app.engine.optimizers import PLAIN_SGD
@@ -190,5 +191,19 @@ def test_notifications_reach_every_listener(make_store: Make) -> None:
             a.notify("lecture", payload)
         assert arrived.wait(10)
         assert got == ["one", "two", "three"]
+        # its connection lost (the server ended it): it connects again and listens on
+        back = threading.Event()
+        listener.on_reconnect = back.set  # type: ignore[attr-defined]
+        with psycopg.connect(a.url) as db:  # type: ignore[attr-defined]
+            ended = db.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE query LIKE 'LISTEN%'"
+            ).fetchone()
+        assert ended == (1,) and back.wait(10)
+        arrived.clear()
+        got.clear()
+        for payload in ("four", "five", "six"):
+            a.notify("lecture", payload)
+        assert arrived.wait(10) and got == ["four", "five", "six"]
     finally:
         listener.close()
