@@ -12,9 +12,10 @@ Between processes (lectures across servers) the store offers PostgreSQL's LISTEN
   listening on ``channel``, itself included; it is delivered once the statement commits.
 - ``listen(channel, callback) -> Listener`` opens a connection of its own and calls
   ``callback(payload)`` in a thread of its own for each notification, in the order sent, until
-  ``Listener.close()`` (an exception in the callback is logged; listening goes on). If the connection is lost it connects again and listens on; what was
-  sent meanwhile is missed, so a listener that must miss nothing re-reads its table then
-  (``Listener.on_reconnect``, called in that thread, is the place).
+  ``Listener.close()``; an exception in the callback is logged and listening goes on. If the
+  connection is lost it connects again and listens on; what was sent meanwhile is missed, so a
+  listener that must miss nothing re-reads its table then (``Listener.on_reconnect``, called in
+  that thread, is the place).
 """
 
 from __future__ import annotations
