@@ -257,6 +257,13 @@ class Relay:
             if now - last >= HEARTBEAT:
                 last = now
                 codes |= {c for c, lec in self.hub.by_code.items() if lec.followers}
+                stale = now - 3 * HEARTBEAT  # counts of processes gone, of lectures ended
+                for code, heard in list(self.remote.items()):
+                    for node, (_, when) in list(heard.items()):
+                        if when < stale:
+                            del heard[node]
+                    if not heard:
+                        del self.remote[code]
             if not codes:
                 continue
             counts = {c: lec.followers if (lec := self.hub.by_code.get(c)) else 0 for c in codes}
