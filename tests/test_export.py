@@ -523,9 +523,8 @@ def test_clipping_logging_and_the_mode_export(tmp_path: Path) -> None:
 
 def test_the_rest_is_refused_not_written_wrongly() -> None:
     setup = make_setup("neuron")
-    ran = [{"op": "line", "entry": "checkpoint", "ok": True}]
-    with pytest.raises(export.Unsupported, match="'checkpoint'"):
-        export.script(setup, ran)
+    with pytest.raises(export.Unsupported, match="softmax_before_loss"):
+        export.script({**setup, "softmax_before_loss": True}, [])
     with pytest.raises(export.Unsupported, match="dropout"):
         export.notebook({**make_setup("moons"), "dropout": 0.5}, [])
 
@@ -601,3 +600,32 @@ def test_amp_and_schedulers_run_to_the_same_numbers(tmp_path: Path) -> None:
     )
     assert "scheduler.step()" in lr_source
     assert "refused: scheduler.step() needs a scheduler" in outputs[5]
+
+
+def test_checkpoints_and_resume_run_to_the_same_numbers(tmp_path: Path) -> None:
+    """Adam resumed with and without its state (the loss jumps without), a GradScaler's state
+    in the checkpoint, and resume before any checkpoint (the Lab's refusal)."""
+    adam = {"kind": "adam", "betas": [0.9, 0.999], "weight_decay": 0.0}
+    recs = []
+    for program in (
+        PRESET["resume_without_optimizer"],
+        [*PRESET["correct"], "checkpoint", "resume"],
+    ):
+        rec = Recorder(make_setup("moons", optimizer=adam))
+        rec.line("resume")  # no checkpoint yet: refused
+        rec.program(list(program))
+        rec.run(4)
+        recs.append(rec)
+    scaled = Recorder(make_setup("neuron", program=SCALED) | {"amp": {"dtype": "float16"}})
+    scaled.run(6)
+    scaled.lines(["checkpoint", "resume", "checkpoint(model_only=True)", "resume"])
+    scaled.run(2)
+    recs.append(scaled)
+    outputs = check_all(recs, tmp_path)
+    assert outputs[0].startswith("refused: resume needs a checkpoint: run checkpoint first")
+    source = export.script(scaled.setup, scaled.events)
+    assert "import copy" in source and 'scaler.load_state_dict(ckpt["scaler"])' in source
+    assert '"scaler": scaler.state_dict()' in source
+    assert "optimizer.load_state_dict(torch.optim.Adam(" in export.script(
+        recs[0].setup, recs[0].events
+    )

@@ -63,11 +63,9 @@ class Lab:
         amp: AmpSpec | None = None,
     ) -> None:
         self.options = dict(options or {})
-        model_options: dict[str, Any] = {}
-        if (dropout, batchnorm, softmax_before_loss, dtype) != (0.0, False, False, "float64"):
-            if scenario != "moons":
-                raise ValueError("dropout, batchnorm, softmax_before_loss, dtype: moons only")
-            model_options = {"dropout": dropout, "batchnorm": batchnorm, "dtype": dtype}
+        model_options = scenarios.moons_options(
+            scenario, dropout, batchnorm, softmax_before_loss, dtype
+        )
         if max_norm <= 0:
             raise ValueError("max_norm must be above 0")
         self.dropout, self.batchnorm = dropout, batchnorm
@@ -408,14 +406,8 @@ class Lab:
         return {"status": status, "nodes": nodes, "edges": edges, "out_dtype": out}
 
     def output(self, size: int = 30) -> dict[str, Any]:
-        """What the model computes now, for the output view; touches no store: in eval mode
-        for the call, so no dropout mask is drawn and BatchNorm's statistics stay put."""
-        training = self.model.training
-        self.model.eval()
-        try:
-            return output.view(self.model, self.points, self.targets, size)
-        finally:
-            self.model.train(training)
+        """What the model computes now, for the output view; touches no store (eval mode)."""
+        return output.view(self.model, self.points, self.targets, size)
 
     def history_since(self, since: int) -> list[dict[str, Any]]:
         """The kept loss points numbered ``since`` or later (all kept ones for 0)."""

@@ -8,8 +8,21 @@ import torch
 from torch import nn
 
 
-@torch.no_grad()  # a look at the model, not a line of the loop: no graph, no store touched
 def view(
+    model: nn.Module, points: torch.Tensor, targets: torch.Tensor, size: int
+) -> dict[str, Any]:
+    """The view, with the model in eval mode for the call: no dropout mask is drawn and
+    BatchNorm's statistics stay put (its mode is put back after)."""
+    training = model.training
+    model.eval()
+    try:
+        return _view(model, points, targets, size)
+    finally:
+        model.train(training)
+
+
+@torch.no_grad()  # a look at the model, not a line of the loop: no graph, no store touched
+def _view(
     model: nn.Module, points: torch.Tensor, targets: torch.Tensor, size: int
 ) -> dict[str, Any]:
     """One input feature (neuron, parabola): the line the model draws over x in [0, 5].

@@ -165,6 +165,18 @@ def moons_layers(dropout: float = 0.0, batchnorm: bool = False) -> list[nn.Modul
     return layers
 
 
+def moons_options(
+    scenario: str, dropout: float, batchnorm: bool, softmax: bool, dtype: str
+) -> dict[str, Any]:
+    """The moons model's options for ``build`` ({} when all are the defaults); a non-default
+    one on another scenario is a ValueError (softmax changes the loss line, not the model)."""
+    if (dropout, batchnorm, softmax, dtype) == (0.0, False, False, "float64"):
+        return {}
+    if scenario != "moons":
+        raise ValueError("dropout, batchnorm, softmax_before_loss, dtype: moons only")
+    return {"dropout": dropout, "batchnorm": batchnorm, "dtype": dtype}
+
+
 def build_moons(
     seed: int, dropout: float = 0.0, batchnorm: bool = False, dtype: str = "float64", **_: float
 ) -> Built:

@@ -43,6 +43,8 @@ def _build(setup: Setup, events: list[Event]) -> tuple[Session, list[Piece], _St
         pieces = _fold(_units(session, list(events), state))
         if state.logged:
             session = replace(session, setup=(*session.setup, "running_loss = 0.0"))
+        if state.copies and "import copy" not in session.setup:
+            session = replace(session, setup=("import copy", *session.setup))
     except Unsupported:
         raise
     except (KeyError, TypeError, AttributeError) as error:

@@ -36,6 +36,7 @@ class Session:
     max_norm: float = 1.0
     amp: str | None = None  # forward and loss under autocast in this dtype
     scaler: bool = False  # backward and step through a GradScaler
+    fresh_optimizer: str = ""  # a new optimizer as the session made it (resume)
 
 
 def _num(value: float) -> str:
@@ -272,7 +273,8 @@ def _session(setup: Setup) -> Session:
         with_scaler = "with a GradScaler" if scaler else "without a GradScaler"
         words.append(f"Mixed precision: autocast {amp}" + f", {with_scaler}" * (amp == "float16"))
     forward = (*draw, code("forward", amp=amp))
-    return Session(tuple(lines), forward, loss, title, tuple(words), max_norm, amp, scaler)
+    fresh = make_optimizer.removeprefix("optimizer = ")
+    return Session(tuple(lines), forward, loss, title, tuple(words), max_norm, amp, scaler, fresh)
 
 
 def _scheduler(spec: dict[str, Any] | None) -> list[str]:

@@ -29,6 +29,7 @@ REFUSED = {
         "scheduler.step() needs a scheduler: create the session with one "
         '(e.g. "scheduler": {"kind": "step", "step_size": 1, "gamma": 0.5})',
     ),
+    "resume": ("ckpt has not been made yet", "resume needs a checkpoint: run checkpoint first"),
     "scaler_update": (
         "the session has no GradScaler",
         'scaler.update() needs a GradScaler: create the session with "amp": "float16"',
@@ -37,13 +38,9 @@ REFUSED = {
 USES_LOSS = ("backward", "log_item", "log_tensor")
 
 
-# The entries an exported script can write so far; checkpoints and the moons model options
-# (dropout, batchnorm, softmax) are refused, never written wrongly.
-EXPORTABLE = frozenset(ENTRIES) - {
-    "checkpoint",
-    "checkpoint(model_only=True)",
-    "resume",
-}
+# The entries an exported script can write: all of them (the moons model options dropout,
+# batchnorm and softmax are refused at the setup, never written wrongly).
+EXPORTABLE = frozenset(ENTRIES)
 
 # -- what the events become -------------------------------------------------------
 
@@ -78,6 +75,7 @@ class _State:
     failed: int = 0
     forwards: int = 0
     logged: bool = False  # a running_loss line ran: the script starts it at 0.0
+    copies: bool = False  # a checkpoint line: the script imports copy
 
 
 def _line(session: Session, entry: str) -> tuple[str, ...]:
@@ -86,7 +84,44 @@ def _line(session: Session, entry: str) -> tuple[str, ...]:
         return session.forward
     if name == "loss":
         return (session.loss,)
+    if name == "checkpoint":
+        return _checkpoint(session, ENTRIES[entry][1].get("model_only", False))
+    if name == "resume":
+        return _resume(session)
     return (code(entry, max_norm=session.max_norm, amp=session.amp, scaler=session.scaler),)
+
+
+def _checkpoint(session: Session, model_only: bool) -> tuple[str, ...]:
+    """Copies, as ``torch.save`` then ``torch.load`` would give them (as the Lab holds them): a
+    bare ``state_dict()`` shares the live tensors, which the next step changes."""
+    parts = ['"model": copy.deepcopy(model.state_dict())']
+    if not model_only:
+        parts.append('"optimizer": copy.deepcopy(optimizer.state_dict())')
+        if session.scaler:
+            parts.append('"scaler": scaler.state_dict()')
+    return (f"ckpt = {{{', '.join(parts)}}}  # copies, as torch.save then torch.load give",)
+
+
+def _resume(session: Session) -> tuple[str, ...]:
+    """What a restarted job does: a fresh model and optimizer (train mode, no .grad, no
+    optimizer state, the creation lr), then ``load_state_dict`` of what ckpt holds."""
+    lines = [
+        "# resume: a fresh model and optimizer, then load_state_dict of what ckpt holds",
+        'model.load_state_dict(ckpt["model"])',
+        "model.train()",
+        "for p in model.parameters():",
+        "    p.grad = None",
+        f"optimizer.load_state_dict({session.fresh_optimizer}.state_dict())",
+        'if "optimizer" in ckpt:',
+        '    optimizer.load_state_dict(copy.deepcopy(ckpt["optimizer"]))',
+    ]
+    if session.scaler:
+        lines += [
+            'scaler = torch.amp.GradScaler("cpu")',
+            'if "scaler" in ckpt:',
+            '    scaler.load_state_dict(ckpt["scaler"])',
+        ]
+    return tuple(lines)
 
 
 def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[str, ...]:
@@ -146,6 +181,7 @@ def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
                 state.loss |= name == "loss"
                 state.forwards += name == "forward"
                 state.logged |= name.startswith("log_")
+                state.copies |= name == "checkpoint"
             else:
                 state.failed += 1
                 units.append(Unit(_failed(session, entry, state, str(event.get("error", "")))))

@@ -2,6 +2,9 @@
 // sessions from the same start and the same batches (same scenario, seed and lr), driven by
 // one Next line and one Run, with both losses on one chart and both weight trajectories on
 // another. `/?compare=skip_zero_grad&scenario=neuron&lr=0.05` opens it; the URL keeps it.
+// A preset that needs a setup (a scheduler, Adam, moons with dropout, float16 autocast) gets
+// it on both sides; what is the bug itself (softmax before the loss, float16 without a
+// GradScaler) goes on the bug's side only.
 
 import { api, ApiError } from "./api.js";
 import { readUrl, sameList } from "./state.js";
@@ -22,6 +25,33 @@ const OPTIMIZERS = {
   weight_decay: { kind: "sgd", momentum: 0, weight_decay: 0.1 },
   adam: { kind: "adam", betas: [0.9, 0.999], weight_decay: 0 },
 };
+
+// the setup keys that are the bug itself, not what it needs
+const OWN = ["softmax_before_loss", "grad_scaler"];
+
+/** A preset's setup: what both sides need (shared) and what only the bug's side has (own). */
+function setups(preset) {
+  const shared = {}, own = {};
+  for (const [k, v] of Object.entries(preset?.setup ?? {})) (OWN.includes(k) ? own : shared)[k] = v;
+  if (shared.amp && shared.scenario === "moons") shared.dtype = "float32"; // autocast: float32
+  return { shared, own };
+}
+
+/** The loop as a session with this setup runs it: a GradScaler's ends with scaler.update(). */
+const looped = (program, setup) =>
+  setup.amp === "float16" && setup.grad_scaler !== false ? [...program, "scaler_update"] : program;
+
+/** Whether a session was made with what `setup` asks for. */
+function fits(s, setup) {
+  const m = s.model_options;
+  return (!setup.scenario || s.scenario === setup.scenario) &&
+    (!setup.optimizer || s.optimizer.kind === setup.optimizer.kind) &&
+    Boolean(setup.scheduler) === Boolean(s.scheduler) &&
+    (setup.amp ?? null) === (s.amp?.dtype ?? null) &&
+    (setup.amp !== "float16" || (setup.grad_scaler !== false) === s.amp.scaler) &&
+    (setup.dropout ?? 0) === m.dropout && (setup.batchnorm ?? false) === m.batchnorm &&
+    (setup.softmax_before_loss ?? false) === m.softmax_before_loss;
+}
 
 /** Which of OPTIMIZERS a session's (or the URL's) optimizer is; "sgd" for plain SGD. */
 function optimizerName(o) {
@@ -143,14 +173,21 @@ function act(sides, request, clicked) {
   });
 }
 
-/** Two new sessions with one seed, lr and optimizer; the second gets the bug's program. */
+/** Two new sessions with one seed, lr and optimizer (and the setup the bug needs); the second
+ * gets the bug's program. */
 async function makePair(scenario = "neuron", lr) {
   const old = SIDES.map((side) => sessions[side]?.id).filter(Boolean);
   const spec = OPTIMIZERS[optimizer];
-  const common = { scenario, ...(spec ? { optimizer: spec } : {}) };
+  const { shared, own } = setups(bug);
+  if (shared.scenario && shared.scenario !== scenario) lr = undefined; // that scenario's own
+  const common = { scenario, ...(spec ? { optimizer: spec } : {}), ...shared };
   const a = await api.create({ ...common, ...(lr ? { lr } : {}) });
-  sessions.bug = await api.create({ ...common, lr: a.lr, seed: a.seed, program: bug.program });
+  const theirs = { ...common, ...own };
+  sessions.bug = await api.create({
+    ...theirs, lr: a.lr, seed: a.seed, program: looped(bug.program, theirs),
+  });
   sessions.correct = a;
+  optimizer = optimizerName(a.optimizer) ?? optimizer; // a preset may need Adam
   for (const id of old) api.remove(id).catch(() => {});
 }
 
@@ -160,7 +197,10 @@ async function storedPair(setup) {
     const ids = JSON.parse(sessionStorage.getItem(KEY) ?? "null");
     if (!ids) return false;
     const [a, b] = await Promise.all([api.get(ids.correct), api.get(ids.bug)]);
-    const ok = a.preset === "correct" && sameList(b.program, bug.program) && a.seed === b.seed &&
+    const { shared, own } = setups(bug);
+    const theirs = { ...shared, ...own };
+    const ok = a.preset === "correct" && sameList(b.program, looped(bug.program, theirs)) &&
+      fits(a, shared) && fits(b, theirs) && a.seed === b.seed &&
       optimizerName(a.optimizer) === optimizer && optimizerName(b.optimizer) === optimizer &&
       a.scenario === (setup.scenario ?? "neuron") && b.scenario === a.scenario && a.lr === b.lr &&
       (setup.lr === undefined || setup.lr === a.lr);
@@ -186,11 +226,10 @@ els.lr.addEventListener("change", () => {
 });
 els.bug.addEventListener("change", () => {
   bug = presets.find((p) => p.name === els.bug.value);
-  // both start again together, so the comparison stays fair
+  // both start again together (new sessions: the bug may need another setup), so the
+  // comparison stays fair
   enqueue(async () => {
-    sessions.correct = await api.reset(sessions.correct.id);
-    await api.reset(sessions.bug.id);
-    sessions.bug = await api.patch(sessions.bug.id, { program: bug.program });
+    await makePair(sessions.correct.scenario, sessions.correct.lr);
     render(true);
     announce(`Comparing with: ${bug.title}. Both loops start again.`);
   });
