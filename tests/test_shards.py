@@ -102,6 +102,7 @@ class Follower(threading.Thread):
         self.served_by = ""
         self.want = 10**9
         self.ready = threading.Event()
+        self.ended = False  # the lecture's `end` came
         self.error: BaseException | None = None
 
     def run(self) -> None:
@@ -126,6 +127,9 @@ class Follower(threading.Thread):
                         continue
                     if not fields:
                         continue
+                    if fields["event"] == "end":
+                        self.ended = True
+                        return
                     assert fields["event"] == "session", fields
                     data = json.loads(fields["data"])
                     kept = [p for p in history if p["n"] < data["since"]]
@@ -154,7 +158,8 @@ def test_a_lecture_reaches_followers_on_the_other_process(shards: Cluster) -> No
         # three followers through nginx (on the other process), one on the instructor's own
         followers = [Follower(shards.url, code) for _ in range(3)]
         followers.append(Follower(shards.app(instructor).url, code))
-        for f in followers:
+        ender = Follower(shards.url, code)  # stays to the end of the lecture
+        for f in [*followers, ender]:
             f.start()
         for f in followers:
             assert f.ready.wait(20) and f.error is None, f.error
@@ -238,6 +243,9 @@ def test_a_lecture_reaches_followers_on_the_other_process(shards: Cluster) -> No
         # the end reaches the other process's followers too
         assert c.delete(f"/api/sessions/{sid}/lecture").status_code == 204
         assert c.get(f"/api/lectures/{code}").status_code == 404
+        ender.join(30)
+        assert ender.ended and ender.error is None and ender.served_by == other
+        assert [seq for seq, _ in ender.events] == list(range(target))
 
 
 def same_moment(a: dict[str, Any], b: dict[str, Any]) -> bool:
