@@ -78,7 +78,7 @@ def postgres_server(database: str = DATABASE) -> Iterator[str]:
     """Start a PostgreSQL server; yield ``postgresql://user@127.0.0.1:port/database``."""
     bindir = bin_dir()
     root = Path(tempfile.mkdtemp(prefix="loop-stepper-pg-"))
-    data, log = root / "data", root / "server.log"
+    log = root / "server.log"
     as_user = _as_user()
     user = USER if as_user else pwd.getpwuid(os.geteuid()).pw_name
     if as_user:
@@ -86,17 +86,47 @@ def postgres_server(database: str = DATABASE) -> Iterator[str]:
         os.chown(root, entry.pw_uid, entry.pw_gid)
     env = {**os.environ, "LC_ALL": "C", "TZ": "UTC"}
     env.pop("PGDATA", None)
+    try:
+        server = _start(bindir, as_user, user, root, env, port := _free_port())
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    try:
+        _wait_ready(bindir, as_user, port, user, server, log)
+        subprocess.run(
+            [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", user, database],
+            check=True,
+            env=env,
+            cwd=root,
+            **as_user,
+        )
+        yield f"postgresql://{user}@127.0.0.1:{port}/{database}"
+    finally:
+        server.send_signal(signal.SIGINT)  # "fast" shutdown: ends the clients' connections
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(5)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _start(
+    bindir: Path, as_user: dict[str, Any], user: str, root: Path, env: dict[str, str], port: int
+) -> subprocess.Popen[bytes]:
+    """initdb, then the server on ``port`` (not yet ready)."""
+    data, log = root / "data", root / "server.log"
     initdb = ["-D", str(data), "-U", user, "-A", "trust", "-E", "UTF8", "--no-sync"]
-    subprocess.run(
+    made = subprocess.run(
         [str(bindir / "initdb"), *initdb, "--no-instructions"],
-        check=True,
+        check=False,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         cwd=root,
         **as_user,
     )
-    port = _free_port()
+    if made.returncode:
+        raise RuntimeError(f"initdb failed: {made.stderr.decode(errors='replace')}")
     settings = [
         "listen_addresses=127.0.0.1",
         f"port={port}",
@@ -117,24 +147,7 @@ def postgres_server(database: str = DATABASE) -> Iterator[str]:
             cwd=root,
             **as_user,
         )
-    try:
-        _wait_ready(bindir, as_user, port, user, server, log)
-        subprocess.run(
-            [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", user, database],
-            check=True,
-            env=env,
-            cwd=root,
-            **as_user,
-        )
-        yield f"postgresql://{user}@127.0.0.1:{port}/{database}"
-    finally:
-        server.send_signal(signal.SIGINT)  # "fast" shutdown: ends the clients' connections
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(5)
-        shutil.rmtree(root, ignore_errors=True)
+    return server
 
 
 def _wait_ready(

@@ -8,7 +8,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
+from pydantic import ValidationError
 
 from app.engine.optimizers import PLAIN_SGD
 from app.sessions import Journal
@@ -190,5 +192,36 @@ def test_notifications_reach_every_listener(make_store: Make) -> None:
             a.notify("lecture", payload)
         assert arrived.wait(10)
         assert got == ["one", "two", "three"]
+        # its connection lost (the server ended it): it connects again and listens on
+        back = threading.Event()
+        listener.on_reconnect = back.set  # type: ignore[attr-defined]
+        with psycopg.connect(a.url) as db:  # type: ignore[attr-defined]
+            ended = db.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE query LIKE 'LISTEN%'"
+            ).fetchone()
+        assert ended == (1,) and back.wait(10)
+        arrived.clear()
+        got.clear()
+        for payload in ("four", "five", "six"):
+            a.notify("lecture", payload)
+        assert arrived.wait(10) and got == ["four", "five", "six"]
     finally:
         listener.close()
+
+
+def test_the_database_url_chooses_the_store(tmp_path: Path, postgres_url: str) -> None:
+    from app.main import open_store
+    from app.settings import Settings
+    from app.store.postgres import PostgresStore
+
+    sqlite = open_store(Settings(data=str(tmp_path)))
+    postgres = open_store(Settings(data=str(tmp_path), database_url=f" {postgres_url} "))
+    try:
+        assert isinstance(sqlite, SqliteStore) and sqlite.path == f"{tmp_path}/sessions.sqlite3"
+        assert isinstance(postgres, PostgresStore) and postgres.url == postgres_url
+    finally:
+        sqlite.close()
+        postgres.close()
+    with pytest.raises(ValidationError, match="database_url is a postgresql:// URL"):
+        Settings(database_url="mysql://db/sessions")

@@ -12,14 +12,16 @@ Between processes (lectures across servers) the store offers PostgreSQL's LISTEN
   listening on ``channel``, itself included; it is delivered once the statement commits.
 - ``listen(channel, callback) -> Listener`` opens a connection of its own and calls
   ``callback(payload)`` in a thread of its own for each notification, in the order sent, until
-  ``Listener.close()``. If the connection is lost it connects again and listens on; what was
-  sent meanwhile is missed, so a listener that must miss nothing re-reads its table then
-  (``Listener.on_reconnect``, called in that thread, is the place).
+  ``Listener.close()``; an exception in the callback is logged and listening goes on. If the
+  connection is lost it connects again and listens on; what was sent meanwhile is missed, so a
+  listener that must miss nothing re-reads its table then (``Listener.on_reconnect``, called in
+  that thread, is the place).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -34,6 +36,7 @@ from .schema import POSTGRES, SCHEMA, statements
 from .shared import SharedLectures
 from .sql import Cursor
 
+log = logging.getLogger(__name__)
 MIGRATION_LOCK = 0x100957E9  # pg_advisory_xact_lock's key: one process migrates at a time
 
 
@@ -159,7 +162,10 @@ class Listener:
                     if self.on_reconnect is not None:
                         self.on_reconnect()
                 for note in conn.notifies(timeout=0.25):
-                    self.callback(note.payload)
+                    try:
+                        self.callback(note.payload)
+                    except Exception:  # one bad payload must not end the listening
+                        log.exception("listener on %s: the callback failed", self.channel)
                     if self._stop.is_set():
                         break
             except psycopg.OperationalError:
