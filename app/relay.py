@@ -180,6 +180,17 @@ class Relay:
         lecture.full = (got[0], got[1].encode())
         return lecture.full
 
+    async def current(self, lecture: Lecture) -> bytes | None:
+        """The whole view as stored now (None: the lecture ended, maybe a moment ago on
+        another process, before its notice came here)."""
+        got = await anyio.to_thread.run_sync(self.store.lecture_full, lecture.code)
+        if got is None:
+            self.hub.drop(lecture)
+            return None
+        if lecture.full is None or got[0] >= lecture.full[0]:
+            lecture.full = (got[0], got[1].encode())
+        return got[1].encode()
+
     def _heard_anywhere(self, payload: str) -> None:
         """The store's listener (any thread): hand the notice to the event loop."""
         if self.loop is not None:

@@ -102,6 +102,7 @@ class Follower(threading.Thread):
         self.served_by = ""
         self.want = 10**9
         self.ready = threading.Event()
+        self.ended = False  # the lecture's `end` came
         self.error: BaseException | None = None
 
     def run(self) -> None:
@@ -126,6 +127,9 @@ class Follower(threading.Thread):
                         continue
                     if not fields:
                         continue
+                    if fields["event"] == "end":
+                        self.ended = True
+                        return
                     assert fields["event"] == "session", fields
                     data = json.loads(fields["data"])
                     kept = [p for p in history if p["n"] < data["since"]]
@@ -154,9 +158,10 @@ def test_a_lecture_reaches_followers_on_the_other_process(shards: Cluster) -> No
         # three followers through nginx (on the other process), one on the instructor's own
         followers = [Follower(shards.url, code) for _ in range(3)]
         followers.append(Follower(shards.app(instructor).url, code))
-        for f in followers:
+        ender = Follower(shards.url, code)  # stays to the end of the lecture
+        for f in [*followers, ender]:
             f.start()
-        for f in followers:
+        for f in [*followers, ender]:
             assert f.ready.wait(20) and f.error is None, f.error
         assert [f.served_by for f in followers] == [other, other, other, instructor]
 
@@ -193,9 +198,10 @@ def test_a_lecture_reaches_followers_on_the_other_process(shards: Cluster) -> No
         assert tally.headers["x-served-by"] == instructor
         assert tally.json()["choices"] == {"correct": 3, "skip_zero_grad": 1, "step_first": 1}
         assert tally.json()["answers"] == 5
-        # followers on both processes counted (each announces its count within a second)
+        # followers on both processes counted (each announces its count within a second):
+        # 4 on the other process, 1 on the instructor's
         deadline = time.monotonic() + 10
-        while c.get(f"/api/sessions/{sid}/quiz").json()["followers"] != 4:
+        while c.get(f"/api/sessions/{sid}/quiz").json()["followers"] != 5:
             assert time.monotonic() < deadline, c.get(f"/api/sessions/{sid}/quiz").json()
             time.sleep(0.1)
         revealed = act("quiz/reveal").json()
@@ -238,6 +244,9 @@ def test_a_lecture_reaches_followers_on_the_other_process(shards: Cluster) -> No
         # the end reaches the other process's followers too
         assert c.delete(f"/api/sessions/{sid}/lecture").status_code == 204
         assert c.get(f"/api/lectures/{code}").status_code == 404
+        ender.join(30)
+        assert ender.ended and ender.error is None and ender.served_by == other
+        assert [seq for seq, _ in ender.events] == list(range(target))
 
 
 def same_moment(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -180,7 +180,9 @@ async def follow(code: str, hub: Hub, request: Request) -> Response:
     """The session as followers see it: no id; during a question no program."""
     lecture = hub.find(code)
     if hub.relay is not None:  # several processes: the view the instructor's process stored
-        _, body = await hub.relay.full(lecture)
+        body = await hub.relay.current(lecture)
+        if body is None:
+            raise NoLecture(code)
         data = body.split(b"\ndata: ", 1)[1]
         return as_json(json.loads(data)["session"])
     return await watching(lecture, request).use(lambda t: hub.view(lecture, t))
