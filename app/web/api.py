@@ -22,17 +22,15 @@ from ..records import Setup
 from ..sessions import Session as LiveSession
 from ..sessions import SessionBusy, SessionStore
 from ..timeline import Timeline, TimelineError
+from .answers import Output, Problem, Session
 from .schemas import (
     BackwardBody,
     CreateSession,
-    Output,
     PatchSession,
     PresetOut,
-    Problem,
     RewindBody,
     RunBody,
     ScenarioOut,
-    Session,
     SnapshotOut,
     TimelineOut,
     ZeroGradBody,

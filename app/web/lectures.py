@@ -16,8 +16,9 @@ from ..lectures import Lecture, LectureConflict, LectureHub, NoLecture
 from ..sessions import Session as LiveSession
 from ..sessions import UnknownSession
 from ..timeline import Timeline
+from .answers import Problem, Session
 from .api import ERRORS, SessionTarget, Target, as_json
-from .schemas import Body, Problem, Session
+from .schemas import Body
 
 router = APIRouter(prefix="/api", tags=["lectures"])
 

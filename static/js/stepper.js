@@ -4,7 +4,7 @@
 
 import { api, ApiError } from "./api.js";
 import {
-  curvatureOf, openSession, presetProgram, readUrl, scaled, storeId, writeUrl,
+  openSession, presetProgram, readUrl, scaled, setupOf, storeId, writeUrl,
 } from "./state.js";
 import { createCode, showProblem } from "./views/code.js";
 import { createAnnouncer, createControls, describe } from "./views/controls.js";
@@ -91,28 +91,6 @@ function goBack() {
   pause();
   perform(() => travel(api.back(session.id)), true,
     (s) => `Back to ${timeline.label(s.moment)}. ${describe(s)}`);
-}
-
-/** What only creation sets, read off a session, to carry into a new one. */
-function setupOf(s) {
-  const o = s.optimizer;
-  const optimizer = o.kind === "adam"
-    ? { kind: "adam", betas: o.betas, weight_decay: o.weight_decay }
-    : { kind: "sgd", momentum: o.momentum ?? 0, weight_decay: o.weight_decay };
-  const setup = { scenario: s.scenario, ...s.toggles, optimizer, accumulate: s.accumulate };
-  if (s.theory) Object.assign(setup, { curvature: curvatureOf(s), theta_star: s.theory.theta_star });
-  setup.max_norm = s.max_norm;
-  if (s.scheduler) {
-    const k = s.scheduler;
-    setup.scheduler = k.kind === "step"
-      ? { kind: "step", step_size: k.step_size, gamma: k.gamma } : { kind: "cosine", T_max: k.T_max };
-  }
-  if (s.scenario === "moons") Object.assign(setup, s.model_options);
-  if (s.amp) {
-    setup.amp = s.amp.dtype;
-    if (s.amp.dtype === "float16" && !s.amp.scaler) setup.grad_scaler = false;
-  }
-  return setup;
 }
 
 /** A new session (the setup changed): same loop where it still fits, the old one freed. */

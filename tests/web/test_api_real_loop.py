@@ -9,7 +9,7 @@ import httpx
 import pytest
 import torch
 
-from app.web.schemas import Session
+from app.web.answers import Session
 from tests.oracle import Plain
 from tests.web.test_api import line, new
 
