@@ -23,17 +23,15 @@ from ..sessions import Session as LiveSession
 from ..sessions import SessionBusy, SessionStore
 from ..store import NotOwner
 from ..timeline import Timeline, TimelineError
+from .answers import Output, Problem, Session
 from .schemas import (
     BackwardBody,
     CreateSession,
-    Output,
     PatchSession,
     PresetOut,
-    Problem,
     RewindBody,
     RunBody,
     ScenarioOut,
-    Session,
     SnapshotOut,
     TimelineOut,
     ZeroGradBody,

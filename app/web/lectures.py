@@ -19,8 +19,9 @@ from ..quizzes import LectureConflict
 from ..sessions import Session as LiveSession
 from ..sessions import UnknownSession
 from ..timeline import Timeline
+from .answers import Problem, Session
 from .api import ERRORS, SessionTarget, Target, as_json
-from .schemas import Body, Problem, Session
+from .schemas import Body
 
 router = APIRouter(prefix="/api", tags=["lectures"])
 

@@ -125,9 +125,35 @@ function render(fresh = false) {
     q.set("weight_decay", String(spec.weight_decay));
   }
   history.replaceState(null, "", `${location.pathname}?${q}`);
-  $("c-back").href = `./?scenario=${a.scenario}&lr=${a.lr}&preset=${bug.name}`;
+  $("c-back").href = `./?${backTo(b, q)}`;
   sessionStorage.setItem(KEY, JSON.stringify({ correct: a.id, bug: b.id }));
   document.body.dataset.renders = String(++renders);
+}
+
+/** The stepper's URL for the bug's side: its scenario, lr, optimizer, setup and preset. */
+function backTo(b, shown) {
+  const q = new URLSearchParams(shown);
+  q.delete("compare");
+  q.set("preset", bug.name);
+  const k = b.scheduler, m = b.model_options;
+  if (k) {
+    q.set("scheduler", k.kind);
+    if (k.kind === "step") {
+      q.set("step_size", String(k.step_size));
+      q.set("gamma", String(k.gamma));
+    } else q.set("T_max", String(k.T_max));
+  }
+  if (b.scenario === "moons") {
+    if (m.dropout) q.set("dropout", String(m.dropout));
+    if (m.batchnorm) q.set("batchnorm", "1");
+    if (m.softmax_before_loss) q.set("softmax_before_loss", "1");
+    if (m.dtype !== "float64") q.set("dtype", m.dtype);
+  }
+  if (b.amp) {
+    q.set("amp", b.amp.dtype);
+    if (b.amp.dtype === "float16" && !b.amp.scaler) q.set("grad_scaler", "0");
+  }
+  return q;
 }
 
 function enqueue(job) {

@@ -111,3 +111,8 @@ def test_compare_mode_gives_both_sides_what_the_preset_needs(page: Page, watch: 
         assert correct["preset"] == "correct" and bug["preset"] == name
     assert bug["model_options"]["softmax_before_loss"]
     assert not correct["model_options"]["softmax_before_loss"]
+    # back to the stepper with the bug's setup: it opens as that preset
+    page.get_by_role("link", name="Back to the stepper").click()
+    page.wait_for_selector("body[data-ready='1']")
+    expect(page.get_by_label("Loop")).to_have_value("softmax_before_loss")
+    expect(page.get_by_label("Softmax before the loss", exact=True)).to_be_checked()

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import torch
 
-from app.web.schemas import Session
+from app.web.answers import Session
 from tests.oracle import Plain
 from tests.web.test_api import line, new
 
@@ -73,6 +73,10 @@ def test_float16_with_a_scaler_skips_its_first_steps(client: httpx.Client) -> No
     r = client.post(f"/api/sessions/{sid}/step")
     assert r.status_code == 409
     assert r.json()["detail"] == "step() has already been called since the last update()."
+    # the script writes the GradScaler (tests/test_export_real_loop.py runs such scripts)
+    r = client.get(f"/api/sessions/{sid}/script")
+    assert r.status_code == 200 and 'scaler = torch.amp.GradScaler("cpu")' in r.text
+    assert "scaler.step(optimizer)" in r.text and "scaler.update()" in r.text
     # rewind to the middle of the skipped steps: the scaler's store comes back exactly
     before = client.post(f"/api/sessions/{sid}/rewind", json={"to": 11}).json()
     assert before["scaler"]["scale"] == 32768.0 and before["scaler"]["found_inf"] is True

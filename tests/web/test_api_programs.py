@@ -8,7 +8,8 @@ import httpx
 import pytest
 
 from app.engine.program import ENTRIES
-from app.web.schemas import Entry, Session
+from app.web.answers import Session
+from app.web.schemas import Entry
 from tests.oracle import Plain
 from tests.web.test_api import line, new, values
 

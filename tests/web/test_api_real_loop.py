@@ -10,7 +10,7 @@ import httpx
 import pytest
 import torch
 
-from app.web.schemas import Session
+from app.web.answers import Session
 from tests.oracle import Plain
 from tests.web.test_api import line, new
 from tests.web.test_api_script import numbers, run_python

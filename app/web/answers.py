@@ -1,0 +1,201 @@
+"""What the API answers: the Session every line returns, its stores, and the output view."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .schemas import Entry, Number, Scenario, Store
+
+
+class Toggles(BaseModel):
+    skip_zero_grad: bool
+    step_first: bool
+
+
+class Param(BaseModel):
+    name: str
+    shape: list[int]
+    dtype: str
+    value: Any = Field(description="nested lists in the tensor's shape")
+    grad: Any = Field(description="like value, or null when .grad is None")
+
+
+class Node(BaseModel):
+    id: str
+    label: str
+    dtype: str | None = Field(None, description="the dtype of the tensor its forward op made")
+
+
+class Edge(BaseModel):
+    source: str = Field(description="a node whose grad_fn lists ...")
+    target: str = Field(description="... this node among its next_functions")
+
+
+class Graph(BaseModel):
+    status: Literal["empty", "built", "freed"]
+    nodes: list[Node]
+    edges: list[Edge]
+    out_dtype: str | None = Field(None, description="the dtype of out (null before forward)")
+
+
+class Last(BaseModel):
+    line: Entry
+    reads: list[Store]
+    writes: list[Store]
+    warnings: list[str] = Field(description="PyTorch's warnings raised by the line, its words")
+    result: Number | None = Field(None, description="what the line returned (clip: the norm)")
+    scaled: bool | None = Field(None, description="clip_grad_norm: whether it scaled .grad")
+
+
+class SchedulerOut(BaseModel):
+    kind: Literal["step", "cosine"]
+    step_size: int | None = None
+    gamma: float | None = None
+    T_max: int | None = None
+
+
+class ModelOptions(BaseModel):
+    dropout: float
+    batchnorm: bool
+    softmax_before_loss: bool
+    dtype: str
+
+
+class Buffer(BaseModel):
+    name: str
+    shape: list[int]
+    dtype: str
+    value: Any = Field(description="nested lists in the buffer's shape")
+
+
+class RunningLoss(BaseModel):
+    value: Number = Field(description="running_loss (a float, or the tensor's value)")
+    tensor: bool = Field(description="a tensor: it keeps the graphs of the losses added in")
+    graphs: int = Field(description="loss graphs it keeps alive")
+    nodes: int = Field(description="autograd nodes it keeps alive")
+    saved_bytes: int = Field(description="bytes of their saved tensors not yet freed")
+
+
+class CheckpointOut(BaseModel):
+    keys: list[Literal["model", "optimizer", "scaler"]]
+    iteration: int = Field(description="the iteration when it was taken")
+    steps: int
+
+
+class AmpOut(BaseModel):
+    dtype: Literal["bfloat16", "float16"]
+    scaler: bool = Field(description="backward and step go through torch.amp.GradScaler")
+
+
+class ScalerOut(BaseModel):
+    scale: float = Field(description="what scaler.scale(loss) multiplies by (2**16 at first)")
+    growth_tracker: int = Field(description="good steps in a row since the scale last changed")
+    skipped_steps: int = Field(description="scaler.step calls that found inf/NaN and skipped")
+    found_inf: bool | None = Field(
+        description="whether this iteration's unscale found inf/NaN (null until it ran)"
+    )
+
+
+class LossPoint(BaseModel):
+    n: int = Field(description="the loss line's number: 0 for the first since the last reset")
+    iteration: int
+    loss: Number
+    param: Number = Field(description="the first parameter's first value when loss ran")
+
+
+class OptimizerOut(BaseModel):
+    kind: Literal["sgd", "adam"]
+    momentum: float | None = None
+    betas: list[float] | None = None
+    weight_decay: float
+    stateful: bool = Field(description="step keeps state between calls (plain SGD does not)")
+
+
+class ParamState(BaseModel):
+    name: str
+    state: dict[str, Any] = Field(description="what optimizer.state holds: tensors as lists")
+
+
+class Oscillation(BaseModel):
+    regime: Literal["oscillates", "grows"]
+    period: float | None
+    omega: float | None
+    amplitude: float | None
+    phase: float | None
+
+
+class Settling(BaseModel):
+    factor: float
+    settles: bool
+
+
+class Theory(BaseModel):
+    eta_h: float
+    curvature: float
+    theta_star: float
+    with_zero_grad: Settling
+    without_zero_grad: Oscillation
+
+
+class QuizOut(BaseModel):
+    choices: list[str]
+    revealed: bool
+    answer: str | None = Field(description="the right preset, once revealed")
+    explanation: str | None
+
+
+class Session(BaseModel):
+    id: str
+    scenario: Scenario
+    lr: float
+    seed: int
+    # the four below are absent while a question hides the program (lectures, self-study)
+    toggles: Toggles | None = None
+    program: list[Entry] | None = None
+    code: list[str] | None = Field(None, description="the Python of each program entry")
+    preset: str | None = None
+    cursor: int
+    next_line: Entry
+    iteration: int
+    steps: int = Field(description="optimizer.step calls so far")
+    accumulate: int
+    optimizer: OptimizerOut
+    params: list[Param]
+    optimizer_state: list[ParamState]
+    max_norm: float
+    scheduler: SchedulerOut | None
+    model_options: ModelOptions
+    mode: Literal["train", "eval"]
+    buffers: list[Buffer] = Field(description="model buffers (BatchNorm's running statistics)")
+    running_loss: RunningLoss
+    ckpt: CheckpointOut | None
+    amp: AmpOut | None = Field(None, description="mixed precision, if any")
+    scaler: ScalerOut | None = Field(None, description="the GradScaler's store (amp float16)")
+    loss: Number | None
+    loss_dtype: str | None = Field(None, description="the loss tensor's dtype (null before one)")
+    graph: Graph
+    last: Last | None
+    losses: int = Field(description="loss lines run since the start or the last reset")
+    history: list[LossPoint] = Field(
+        description="the newest 1000 loss points, or with ?since=n only those numbered n or later"
+    )
+    theory: Theory | None = Field(description="parabola only: the formal statement's numbers")
+    moment: int = Field(description="where the session stands: 0 is the start, n after line n")
+    moments: int = Field(description="the newest moment (more than moment after stepping back)")
+    quiz: QuizOut | None = Field(None, description="a question on this session, if any")
+
+
+class Problem(BaseModel):
+    detail: str
+    line: Entry | None = None
+
+
+class Output(BaseModel):
+    kind: Literal["line", "boundary"]
+    points: list[list[float]]
+    targets: list[float]
+    line: dict[str, list[Number]] | None = Field(None, description="neuron: x and w·x + b")
+    extent: list[float] | None = Field(None, description="moons: x0, x1, y0, y1 of the grid")
+    p: list[list[Number]] | None = Field(None, description="moons: P(class 1), rows bottom-up")
