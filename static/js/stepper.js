@@ -142,6 +142,17 @@ installKeys({
 function setPresent(on) {
   current.present = on;
   document.body.classList.toggle("present", on);
+  // a store too big for its cell (moons' heat maps, Adam's state) scrolls inside it: by
+  // keyboard too, as a named group
+  for (const body of document.querySelectorAll(".stores > .store > .body")) {
+    const name = body.closest("section").getAttribute("aria-label");
+    for (const [key, value] of [["tabindex", "0"], ["role", "group"], ["aria-label", name]]) {
+      if (on) body.setAttribute(key, value);
+      else body.removeAttribute(key);
+    }
+  }
+  if (on) $("extras").setAttribute("tabindex", "0"); // its whole row scrolls
+  else $("extras").removeAttribute("tabindex");
   controls.present(on);
   if (session()) writeUrl(session(), on);
 }
