@@ -243,6 +243,30 @@ def test_random_programs_equal_plain_pytorch(scenario: str, lines: list[str]) ->
         assert_same(lab, plain)
 
 
+@pytest.mark.parametrize(
+    ("scenario", "lines"),
+    [  # found by the random programs: resume builds a new model, the old graph reaches the old
+        ("moons", ["checkpoint(model_only=True)", "forward", "loss", "resume", "backward"]),
+        ("neuron", ["forward", "checkpoint", "loss", "resume", "backward"]),
+        ("neuron", ["forward", "loss", "checkpoint(model_only=True)", "resume", "backward"]),
+    ],
+)
+def test_a_graph_built_before_resume_backpropagates_into_the_old_model(
+    scenario: str, lines: list[str]
+) -> None:
+    lr = 0.05 if scenario == "neuron" else 0.3
+    lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
+    for line in lines:
+        plain.line(line)
+        lab.run_line(line)
+        assert_same(lab, plain)
+    assert all(p.grad is None for p in lab.named.values())  # the new model's: untouched
+    lab.run_line("forward")
+    lab.run_line("loss")
+    lab.run_line("backward")  # the new model's own graph fills its .grad
+    assert all(p.grad is not None for p in lab.named.values())
+
+
 AMP_SETUPS = {
     "bfloat16": ("bfloat16", True),
     "float16": ("float16", True),
