@@ -143,19 +143,17 @@ class Checkpoint:
         self,
         model: torch.nn.Module,
         optimizer: torch.optim.Optimizer,
-        named: dict[str, torch.nn.Parameter],
         fresh: OptimizerSpec,
         lr: float,
     ) -> dict[str, Any]:
-        """Make ``model`` and ``optimizer`` fresh in place (train mode, every .grad None, no
-        optimizer state, the creation lr: the same numbers as new ones), then load what the
+        """Make ``model`` and ``optimizer`` fresh (new parameter tensors with .grad None, train
+        mode, no optimizer state, the creation lr: what new ones are), then load what the
         checkpoint holds. Returns the checkpoint, for the other state dicts it holds."""
         if self.held is None:
             raise LineError("resume", "resume needs a checkpoint: run checkpoint first")
+        new_parameters(model, optimizer)
         model.load_state_dict(self.held["model"])
         model.train()
-        for p in named.values():
-            p.grad = None
         optimizer.load_state_dict(fresh.make(model.parameters(), lr).state_dict())
         if "optimizer" in self.held:  # a copy: Adam's step writes its state in place
             optimizer.load_state_dict(copy.deepcopy(self.held["optimizer"]))
@@ -165,3 +163,17 @@ class Checkpoint:
         if self.held is None or self.at is None:
             return None
         return {"keys": list(self.held), **self.at}
+
+
+def new_parameters(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
+    """New parameter tensors in ``model`` and ``optimizer``, as a restarted job's new model has:
+    a graph built before backpropagates into the old ones (in PyTorch it reaches the old model),
+    and load_state_dict's in-place copy does not bump the versions that graph saved."""
+    new: dict[int, torch.nn.Parameter] = {}
+    for module in model.modules():
+        for name, p in list(module.named_parameters(recurse=False)):
+            new[id(p)] = torch.nn.Parameter(p.detach().clone(), p.requires_grad)
+            setattr(module, name, new[id(p)])
+    for group in optimizer.param_groups:
+        group["params"] = [new[id(p)] for p in group["params"]]
+    optimizer.state.clear()  # keyed by the old tensors; resume loads it afresh

@@ -257,27 +257,13 @@ class Lab:
     def resume(self) -> None:
         """A fresh model and optimizer (train mode, every .grad None, no optimizer state, the
         creation lr), then ``load_state_dict`` of what the checkpoint holds."""
-        if self.ckpt.held is not None:
-            self._fresh_parameters()
-        held = self.ckpt.resume(self.model, self.optimizer, self.named, self.spec, self.base_lr)
-        self.amp.load_state_dict(held)  # a fresh scaler unless ckpt holds one
-        self._did("resume")
-
-    def _fresh_parameters(self) -> None:
-        """New parameter tensors, as a restarted job's new model has: a graph built before
-        resume backpropagates into the old ones (as in PyTorch, where it reaches the old
-        model), and load_state_dict's in-place copy does not bump the versions it saved."""
         old = self.named
-        for module in self.model.modules():
-            for name, p in list(module.named_parameters(recurse=False)):
-                setattr(module, name, torch.nn.Parameter(p.detach().clone(), p.requires_grad))
-        self.named = dict(self.model.named_parameters())
-        new = {id(old[n]): p for n, p in self.named.items()}
-        for group in self.optimizer.param_groups:
-            group["params"] = [new[id(p)] for p in group["params"]]
-        self.optimizer.state.clear()  # keyed by the old tensors; ckpt.resume loads it afresh
+        held = self.ckpt.resume(self.model, self.optimizer, self.spec, self.base_lr)
+        self.named = dict(self.model.named_parameters())  # new tensors: see ckpt.resume
         # the graph store may still show a graph of the old ones: their leaves keep their names
         self._names = {id(p): n for named in (old, self.named) for n, p in named.items()}
+        self.amp.load_state_dict(held)  # a fresh scaler unless ckpt holds one
+        self._did("resume")
 
     def _logged_loss(self, entry: str) -> torch.Tensor:
         if self.loss_tensor is None:
