@@ -68,19 +68,21 @@ class LectureTables:
     def lecture_event(self, code: str, seq: int, losses: int, body: str) -> None:
         """One event, and the lecture's newest number (Last-Event-ID after a restart)."""
         with self._tx() as db:
+            self._write_event(db, code, seq, losses, body)
+
+    @staticmethod
+    def _write_event(db: Cursor, code: str, seq: int, losses: int, body: str) -> None:
+        db.execute("UPDATE lectures SET seq = ?, losses = ? WHERE code = ?", (seq, losses, code))
+        db.execute(
+            "INSERT INTO lecture_events VALUES (?, ?, ?) "
+            "ON CONFLICT (code, seq) DO UPDATE SET body = excluded.body",
+            (code, seq, body),
+        )
+        if seq % 50 == 0:  # now and then, not on every event
             db.execute(
-                "UPDATE lectures SET seq = ?, losses = ? WHERE code = ?", (seq, losses, code)
+                "DELETE FROM lecture_events WHERE code = ? AND seq <= ?",
+                (code, seq - EVENTS_KEPT),
             )
-            db.execute(
-                "INSERT INTO lecture_events VALUES (?, ?, ?) "
-                "ON CONFLICT (code, seq) DO UPDATE SET body = excluded.body",
-                (code, seq, body),
-            )
-            if seq % 50 == 0:  # now and then, not on every event
-                db.execute(
-                    "DELETE FROM lecture_events WHERE code = ? AND seq <= ?",
-                    (code, seq - EVENTS_KEPT),
-                )
 
     def lecture_events(self, code: str, after: int) -> list[tuple[int, str]]:
         with self._read() as db:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from .lectures import EVENTS_KEPT, LectureTables, StoredLecture
+from .lectures import LectureTables, StoredLecture
 from .sql import Cursor
 
 COLUMNS = "code, session, seq, losses, expires, quiz"
@@ -52,19 +52,7 @@ class SharedLectures(LectureTables):
     ) -> None:
         """The event ``seq``, the whole view after it, and the notice, all or nothing."""
         with self._tx() as db:
-            db.execute(
-                "UPDATE lectures SET seq = ?, losses = ? WHERE code = ?", (seq, losses, code)
-            )
-            db.execute(
-                "INSERT INTO lecture_events VALUES (?, ?, ?) "
-                "ON CONFLICT (code, seq) DO UPDATE SET body = excluded.body",
-                (code, seq, body),
-            )
-            if seq % 50 == 0:  # now and then, not on every event
-                db.execute(
-                    "DELETE FROM lecture_events WHERE code = ? AND seq <= ?",
-                    (code, seq - EVENTS_KEPT),
-                )
+            self._write_event(db, code, seq, losses, body)
             self._set_full(db, code, seq, full)
             db.execute("SELECT pg_notify(?, ?)", notice)
 

@@ -258,25 +258,3 @@ function storeAndReturn(session) {
   storeId(session.id);
   return session;
 }
-
-/** What only creation sets, read off a session, to carry into a new one. */
-export function setupOf(s) {
-  const o = s.optimizer;
-  const optimizer = o.kind === "adam"
-    ? { kind: "adam", betas: o.betas, weight_decay: o.weight_decay }
-    : { kind: "sgd", momentum: o.momentum ?? 0, weight_decay: o.weight_decay };
-  const setup = { scenario: s.scenario, ...s.toggles, optimizer, accumulate: s.accumulate };
-  if (s.theory) Object.assign(setup, { curvature: curvatureOf(s), theta_star: s.theory.theta_star });
-  setup.max_norm = s.max_norm;
-  if (s.scheduler) {
-    const k = s.scheduler;
-    setup.scheduler = k.kind === "step"
-      ? { kind: "step", step_size: k.step_size, gamma: k.gamma } : { kind: "cosine", T_max: k.T_max };
-  }
-  if (s.scenario === "moons") Object.assign(setup, s.model_options);
-  if (s.amp) {
-    setup.amp = s.amp.dtype;
-    if (s.amp.dtype === "float16" && !s.amp.scaler) setup.grad_scaler = false;
-  }
-  return setup;
-}

@@ -125,25 +125,37 @@ def test_presenter_mode_fits_the_projector(projector: Page, setup: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "setup",
-    ["optimizer=adam", "scenario=moons&batchnorm=1&scheduler=step&step_size=1&gamma=0.5"],
-    ids=["adam", "moons-more-stores"],
+    ("setup", "extra", "after", "groups"),
+    [
+        ("optimizer=adam", "Optimizer state", "step", 5),
+        (
+            "scenario=moons&batchnorm=1&scheduler=step&step_size=1&gamma=0.5",
+            "More stores",
+            "step",
+            4,
+        ),
+        ("amp=float16", "Autocast and GradScaler", "backward", 5),  # its loop: 6 lines
+    ],
+    ids=["adam", "moons-more-stores", "float16-scaler"],
 )
-def test_stores_too_big_for_their_cell_scroll_inside_it(projector: Page, setup: str) -> None:
-    """Adam's four tensors a parameter, moons' heat maps, the "More stores" row: they scroll
-    inside their cell (by keyboard too: axe), and the page still has nothing to scroll."""
+def test_stores_too_big_for_their_cell_scroll_inside_it(
+    projector: Page, setup: str, extra: str, after: str, groups: int
+) -> None:
+    """Adam's four tensors a parameter, moons' heat maps, the "More stores" row, the GradScaler:
+    they scroll inside their cell (by keyboard too: axe), and the page still has nothing to
+    scroll."""
     page = projector
     page.goto(f"/?present=1&{setup}")
     page.wait_for_selector("body[data-ready='1']")
     step(page, 9)
-    expect(page.locator("#iteration")).to_have_text("iteration 2, next: step")
-    stores = STORES + (["Optimizer state"] if "adam" in setup else ["More stores"])
+    expect(page.locator("#iteration")).to_have_text(f"iteration 2, next: {after}")
+    stores = [*STORES, extra]
     for store in stores:
         inside(page, f'section[aria-label="{store}"]')
     inside(page, "#code-panel .line")
     no_scroll(page)
-    scrolls = page.locator('.stores [role="group"][tabindex="0"]')
-    expect(scrolls).to_have_count(5)  # each store's body, reachable by keyboard
+    scrolls = page.locator('.stores > .store:not([hidden]) > [role="group"][tabindex="0"]')
+    expect(scrolls).to_have_count(groups)  # each shown store's body, reachable by keyboard
     assert violations(page) == []
 
 
