@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from app import export
 from tests.test_export import PRESET, Recorder, check_all, make_setup
 
@@ -91,3 +93,16 @@ def test_checkpoints_and_resume_run_to_the_same_numbers(tmp_path: Path) -> None:
     assert "optimizer.load_state_dict(torch.optim.Adam(" in export.script(
         recs[0].setup, recs[0].events
     )
+
+
+def test_a_backward_through_a_graph_from_before_resume_is_refused(tmp_path: Path) -> None:
+    """The Lab's resume gives new parameter tensors (a new model's): the old graph's backward
+    reaches the old ones. The script's in-place load_state_dict cannot say that, so such a log
+    is refused (never a wrong script); a backward after a new forward exports as usual."""
+    refused = Recorder(make_setup("moons"))
+    refused.lines(["forward", "loss", "checkpoint", "resume", "backward"])
+    with pytest.raises(export.Unsupported, match="a graph built before resume"):
+        export.script(refused.setup, refused.events)
+    fine = Recorder(make_setup("moons"))
+    fine.lines(["forward", "loss", "checkpoint", "resume", "forward", "loss", "backward", "step"])
+    check_all([fine], tmp_path)

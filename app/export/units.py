@@ -76,6 +76,9 @@ class _State:
     forwards: int = 0
     logged: bool = False  # a running_loss line ran: the script starts it at 0.0
     copies: bool = False  # a checkpoint line: the script imports copy
+    # out or loss were made before a resume: the Lab's resume gives new parameter tensors (a
+    # new model's), which the script's in-place load_state_dict does not
+    old_graph: bool = False
 
 
 def _line(session: Session, entry: str) -> tuple[str, ...]:
@@ -172,6 +175,11 @@ def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
                     "session's log holds it"
                 )
             name = ENTRIES[entry][0]
+            if name == "backward" and state.old_graph:
+                raise Unsupported(
+                    "the export cannot write a backward through a graph built before resume "
+                    "yet: this session's log holds one"
+                )
             state.lines += 1
             if event.get("ok", True):
                 if (name == "loss" and not state.out) or (name in USES_LOSS and not state.loss):
@@ -182,6 +190,8 @@ def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
                 state.forwards += name == "forward"
                 state.logged |= name.startswith("log_")
                 state.copies |= name == "checkpoint"
+                if name in ("forward", "resume"):
+                    state.old_graph = name == "resume" and (state.out or state.loss)
             else:
                 state.failed += 1
                 units.append(Unit(_failed(session, entry, state, str(event.get("error", "")))))
