@@ -72,6 +72,9 @@ class Recorder:
             scheduler=SchedulerSpec.read(setup.get("scheduler")),
             dtype=setup.get("dtype", "float64"),
             amp=AmpSpec.read(setup.get("amp")),
+            dropout=setup.get("dropout", 0.0),
+            batchnorm=setup.get("batchnorm", False),
+            softmax_before_loss=setup.get("softmax_before_loss", False),
         )
         self.lab.set_program(list(setup["program"]))
         self.events: list[dict[str, Any]] = []
@@ -521,12 +524,35 @@ def test_clipping_logging_and_the_mode_export(tmp_path: Path) -> None:
     assert "running_loss = 0.0" in source and "running_loss += loss.item()" in source
 
 
-def test_the_rest_is_refused_not_written_wrongly() -> None:
-    setup = make_setup("neuron")
-    with pytest.raises(export.Unsupported, match="softmax_before_loss"):
-        export.script({**setup, "softmax_before_loss": True}, [])
-    with pytest.raises(export.Unsupported, match="dropout"):
-        export.notebook({**make_setup("moons"), "dropout": 0.5}, [])
+def test_dropout_batchnorm_and_softmax_run_to_the_same_numbers(tmp_path: Path) -> None:
+    """Dropout's masks (torch's generator seeded right before the model, as the Lab's session),
+    BatchNorm's running statistics through train and eval, softmax before CrossEntropyLoss,
+    and both with micro-batches: each script prints its session's numbers exactly."""
+    mode = ["train", "forward", "loss", "zero_grad", "backward", "step", "eval", "forward", "loss"]
+    recs = []
+    for extra, k in (
+        ({"dropout": 0.5, "batchnorm": True}, 1),
+        ({"dropout": 0.25}, 2),
+        ({"softmax_before_loss": True}, 1),
+        ({"dropout": 0.5, "batchnorm": True, "softmax_before_loss": True, "dtype": "float32"}, 1),
+    ):
+        rec = Recorder({**make_setup("moons", accumulate=k), **extra})
+        rec.run(3)
+        if k == 1:
+            rec.program(mode)
+            rec.run(2)
+        recs.append(rec)
+    check_all(recs, tmp_path, notebook=True)
+    source = export.script(recs[0].setup, recs[0].events)
+    assert "nn.Linear(2, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.5)," in source
+    assert "loss = loss_fn(out.softmax(dim=1), y)" in export.script(recs[2].setup, recs[2].events)
+
+
+def test_what_a_session_cannot_hold_is_refused() -> None:
+    with pytest.raises(ValueError, match="moons only"):
+        export.script({**make_setup("neuron"), "softmax_before_loss": True}, [])
+    with pytest.raises(ValueError, match="dropout"):
+        export.notebook({**make_setup("moons"), "dropout": 1.0}, [])
 
 
 def test_the_export_stands_apart() -> None:

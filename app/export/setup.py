@@ -1,5 +1,5 @@
 """The exported script's setup: imports, model, data, optimizer, and how its lines are written
-(the ``Session``); a log whose setup the export cannot write yet is ``Unsupported``."""
+(the ``Session``); a log the export cannot write yet is ``Unsupported``."""
 
 from __future__ import annotations
 
@@ -12,11 +12,6 @@ from ..engine.program import ENTRIES, code
 
 Setup = dict[str, Any]
 
-NEW_SETUP = {
-    "dropout": 0.0,
-    "batchnorm": False,
-    "softmax_before_loss": False,
-}
 AUTOCAST = ("bfloat16", "float16")
 
 
@@ -94,8 +89,32 @@ def _optimizer(spec: dict[str, Any], lr: float) -> tuple[str, str]:
     )
 
 
+def _moons_model(dropout: float, batchnorm: bool, dtype: str) -> list[str]:
+    """``nn.Sequential`` as ``scenarios.moons_layers`` builds it: BatchNorm1d after each hidden
+    Linear, Dropout(p) after each hidden ReLU (dropout then draws from torch's generator, seeded
+    right before the model is built, as the Lab's session does)."""
+    end = ").double()" if dtype == "float64" else ")"
+    if dropout == 0 and not batchnorm:
+        return [
+            "model = nn.Sequential(",
+            "    nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 2)",
+            end,
+        ]
+    hidden = []
+    for n_in in (2, 16):
+        layer = [f"nn.Linear({n_in}, 16)"] + ["nn.BatchNorm1d(16)"] * batchnorm + ["nn.ReLU()"]
+        layer += [f"nn.Dropout({_num(dropout)})"] * (dropout > 0)
+        hidden.append("    " + ", ".join(layer) + ",")
+    return ["model = nn.Sequential(", *hidden, "    nn.Linear(16, 2),", end]
+
+
 def _data(
-    scenario: str, seed: int, options: dict[str, Any], names: tuple[str, str], dtype: str
+    scenario: str,
+    seed: int,
+    options: dict[str, Any],
+    names: tuple[str, str],
+    dtype: str,
+    moons: tuple[float, bool] = (0.0, False),
 ) -> tuple[list[str], bool]:
     """Model, loss function and data; and whether the data come as a stream of batches.
 
@@ -156,9 +175,7 @@ def _data(
                 * (dtype == "float32")
             ),
             "torch.manual_seed(seed)",
-            "model = nn.Sequential(",
-            "    nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 2)",
-            ").double()" if dtype == "float64" else ")",
+            *_moons_model(*moons, dtype),
             "loss_fn = nn.CrossEntropyLoss()",
             "",
             "",
@@ -176,12 +193,13 @@ def _data(
 
 
 def _session(setup: Setup) -> Session:
-    for key, default in NEW_SETUP.items():
-        if setup.get(key, default) != default:
-            raise Unsupported(
-                f"the export cannot write a session created with {key} = {setup[key]!r} yet"
-            )
     scenario, seed = setup.get("scenario"), int(setup.get("seed", 0))
+    dropout, batchnorm = float(setup.get("dropout", 0.0)), bool(setup.get("batchnorm", False))
+    softmax = bool(setup.get("softmax_before_loss", False))
+    if not 0 <= dropout < 1:
+        raise ValueError(f"dropout must be in [0, 1), not {dropout}")
+    if (dropout, batchnorm, softmax) != (0.0, False, False) and scenario != "moons":
+        raise ValueError("dropout, batchnorm, softmax_before_loss: moons only")
     dtype = setup.get("dtype", "float64")
     if dtype not in ("float64", "float32"):
         raise ValueError(f"unknown dtype {dtype!r}")
@@ -207,10 +225,11 @@ def _session(setup: Setup) -> Session:
         raise ValueError(f"max_norm must be above 0, not {max_norm}")
     spec = dict(setup.get("optimizer") or {"kind": "sgd"})
     info = scenarios.info(scenario)
-    model, streamed = _data(
-        scenario, seed, options, ("X", "y") if k == 1 else ("X_train", "y_train"), dtype
-    )
+    full = ("X", "y") if k == 1 else ("X_train", "y_train")
+    model, streamed = _data(scenario, seed, options, full, dtype, (dropout, batchnorm))
     loss, with_share = _loss_line(scenario, k)
+    if softmax:  # the bug of the preset, written as the Lab shows it
+        loss = loss.replace("loss_fn(out, y)", "loss_fn(out.softmax(dim=1), y)")
     if amp is not None:
         loss = f'with torch.autocast("cpu", dtype=torch.{amp}): ' + loss
     make_optimizer, optimizer_words = _optimizer(spec, lr)
