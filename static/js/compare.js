@@ -7,7 +7,7 @@
 // GradScaler) goes on the bug's side only.
 
 import { api, ApiError } from "./api.js";
-import { readUrl, sameList } from "./state.js";
+import { readUrl, sameList, setupParams } from "./state.js";
 import { createChart, legend } from "./views/chart.js";
 import { createAnnouncer, createLive, describe } from "./views/controls.js";
 import { createPane } from "./views/pane.js";
@@ -135,24 +135,7 @@ function backTo(b, shown) {
   const q = new URLSearchParams(shown);
   q.delete("compare");
   q.set("preset", bug.name);
-  const k = b.scheduler, m = b.model_options;
-  if (k) {
-    q.set("scheduler", k.kind);
-    if (k.kind === "step") {
-      q.set("step_size", String(k.step_size));
-      q.set("gamma", String(k.gamma));
-    } else q.set("T_max", String(k.T_max));
-  }
-  if (b.scenario === "moons") {
-    if (m.dropout) q.set("dropout", String(m.dropout));
-    if (m.batchnorm) q.set("batchnorm", "1");
-    if (m.softmax_before_loss) q.set("softmax_before_loss", "1");
-    if (m.dtype !== "float64") q.set("dtype", m.dtype);
-  }
-  if (b.amp) {
-    q.set("amp", b.amp.dtype);
-    if (b.amp.dtype === "float16" && !b.amp.scaler) q.set("grad_scaler", "0");
-  }
+  setupParams(b, q);
   return q;
 }
 

@@ -130,6 +130,30 @@ export function readUrl(search = location.search) {
   };
 }
 
+/** The setup a session was created with beyond the optimizer (scheduler, moons' model,
+ * autocast), as URL parameters: the stepper's own URL and compare mode's way back to it. */
+export function setupParams(session, q) {
+  const k = session.scheduler;
+  if (k) {
+    q.set("scheduler", k.kind);
+    if (k.kind === "step") {
+      q.set("step_size", String(k.step_size));
+      q.set("gamma", String(k.gamma));
+    } else q.set("T_max", String(k.T_max));
+  }
+  const m = session.model_options;
+  if (session.scenario === "moons") {
+    if (m.dropout) q.set("dropout", String(m.dropout));
+    if (m.batchnorm) q.set("batchnorm", "1");
+    if (m.softmax_before_loss) q.set("softmax_before_loss", "1");
+    if (m.dtype !== "float64") q.set("dtype", m.dtype);
+  }
+  if (session.amp) {
+    q.set("amp", session.amp.dtype);
+    if (session.amp.dtype === "float16" && !session.amp.scaler) q.set("grad_scaler", "0");
+  }
+}
+
 /** Put the session's setup in the URL without a navigation, so the link can be shared. */
 export function writeUrl(session, present) {
   const q = new URLSearchParams({
@@ -154,25 +178,7 @@ export function writeUrl(session, present) {
     q.set("theta_star", String(session.theory.theta_star));
   }
   if (session.max_norm !== 1) q.set("max_norm", String(session.max_norm));
-  const k = session.scheduler;
-  if (k) {
-    q.set("scheduler", k.kind);
-    if (k.kind === "step") {
-      q.set("step_size", String(k.step_size));
-      q.set("gamma", String(k.gamma));
-    } else q.set("T_max", String(k.T_max));
-  }
-  const m = session.model_options;
-  if (session.scenario === "moons") {
-    if (m.dropout) q.set("dropout", String(m.dropout));
-    if (m.batchnorm) q.set("batchnorm", "1");
-    if (m.softmax_before_loss) q.set("softmax_before_loss", "1");
-    if (m.dtype !== "float64") q.set("dtype", m.dtype);
-  }
-  if (session.amp) {
-    q.set("amp", session.amp.dtype);
-    if (session.amp.dtype === "float16" && !session.amp.scaler) q.set("grad_scaler", "0");
-  }
+  setupParams(session, q);
   if (!sameList(session.program, programFor(session.toggles, session.accumulate, scaled(session)))) {
     if (session.preset && !TOGGLE_PRESETS.includes(session.preset)) q.set("preset", session.preset);
     else q.set("program", session.program.join(","));
