@@ -24,7 +24,7 @@ from .quizzes import LectureConflict, TooManyAnswers
 from .relay import Relay, shared
 from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
 from .settings import Settings
-from .store import Store
+from .store import Store, StoreUnavailable
 from .store import open_store as open_database
 from .timeline import MomentOutOfRange, TimelineError
 from .web import api, docs, lectures, pages, security
@@ -144,6 +144,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(StoreFull)
     def store_full(request: Request, exc: StoreFull) -> JSONResponse:
         return JSONResponse({"detail": f"{exc}; try again later"}, status_code=503)
+
+    @app.exception_handler(StoreUnavailable)
+    def store_unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:
+        return JSONResponse({"detail": f"{exc}; try again"}, status_code=503)
 
     return app
 

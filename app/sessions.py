@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from .engine import LabState
 from .records import Setup
-from .store import NoSuchLog, NotOwner, Store
+from .store import NoSuchLog, NotOwner, Store, StoreUnavailable
 from .timeline import Timeline
 
 T = TypeVar("T")
@@ -267,6 +267,10 @@ class SessionStore:
             self.store.append(session.id, change, session.owner)
         except NoSuchLog:
             raise UnknownSession(session.id) from None
+        except StoreUnavailable:
+            # the copy in memory is ahead of the log now: the next request replays the log
+            self._drop(session)
+            raise
         if self.on_change is not None:
             self.on_change(session)
 

@@ -161,3 +161,42 @@ def test_a_restart_on_postgresql_finds_the_same_numbers(
     assert [p["value"] for p in after["params"]] == [
         p.detach().tolist() for p in alone.model.parameters()
     ]
+
+
+def test_a_lost_database_is_a_503_and_nothing_half_done(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """PostgreSQL drops every connection (a restart, a failover) between two lines: the next
+    line is a 503 with a message, never a 500, and is not acknowledged; the session then
+    carries on from its log, so a retried backward gives the worked example's -23.5 / -8 once
+    (not twice: the copy in memory that ran it is dropped, the log is replayed)."""
+    import psycopg
+
+    env = store_env("postgres", tmp_path, request)
+    url = env["LOOP_STEPPER_DATABASE_URL"]
+    with server_process(env) as (base, _), httpx.Client(base_url=base, timeout=30) as c:
+        sid = c.post("/api/sessions", json={"scenario": "neuron"}).json()["id"]
+        for line in ("forward", "loss", "zero_grad"):
+            assert c.post(f"/api/sessions/{sid}/{line}").status_code == 200
+        with psycopg.connect(url, autocommit=True) as db:  # every other connection: gone
+            db.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            )
+        refused = 0
+        for _ in range(10):  # the pool holds a few dead connections: each costs one 503
+            r = c.post(f"/api/sessions/{sid}/backward")
+            if r.status_code != 503:
+                break
+            assert r.json()["detail"].startswith("the database is unreachable"), r.text
+            refused += 1
+        assert refused >= 1 and r.status_code == 200, r.text
+        s = r.json()
+        assert [p["grad"] for p in s["params"]] == [[[-23.5]], [-8.0]]
+        assert s["moment"] == 4 and s["last"]["line"] == "backward"
+        step = c.post(f"/api/sessions/{sid}/step").json()
+        plain = Plain("neuron", 0.05)  # the lesson's loop in plain PyTorch: the same numbers
+        for line in ("forward", "loss", "zero_grad", "backward", "step"):
+            plain.line(line)
+        expected = [p.detach().tolist() for p in plain.model.parameters()]
+        assert [p["value"] for p in step["params"]] == expected

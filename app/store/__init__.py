@@ -24,7 +24,7 @@ from typing import Any, Protocol, Unpack
 from ..engine import LabState
 from ..records import Change, Saved, Setup
 from .lectures import EVENTS_KEPT, StoredLecture
-from .logs import DAY, Limits, NoSuchLog, NotOwner
+from .logs import DAY, Limits, NoSuchLog, NotOwner, StoreUnavailable
 from .schema import SCHEMA
 from .sqlite import SqliteStore
 
@@ -38,6 +38,7 @@ __all__ = [
     "NotOwner",
     "SqliteStore",
     "Store",
+    "StoreUnavailable",
     "StoredLecture",
     "open_store",
 ]

@@ -34,6 +34,11 @@ class NoSuchLog(KeyError):
     pass
 
 
+class StoreUnavailable(Exception):
+    """The database could not be reached, or lost the connection mid-way (a 503): nothing of
+    the action is acknowledged; try again."""
+
+
 class NotOwner(Exception):
     """Another process claimed this session since this one replayed it (its ``owner`` epoch
     moved on): nothing was written; replay the session (claiming it back) and act again."""

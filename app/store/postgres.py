@@ -29,9 +29,9 @@ from typing import Any, Self, Unpack
 
 import psycopg
 from psycopg import sql
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .logs import Limits, LogStore
+from .logs import Limits, LogStore, StoreUnavailable
 from .schema import POSTGRES, SCHEMA, statements
 from .shared import SharedLectures
 from .sql import Cursor
@@ -110,17 +110,27 @@ class PostgresStore(SharedLectures, LogStore):
             return int(db.execute("SELECT version FROM schema_version").fetchone()[0])
 
     @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection. A database that cannot be reached, or that drops the connection
+        (a restart, a failover), is ``StoreUnavailable``; the pool discards the broken one."""
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, PoolTimeout) as error:
+            raise StoreUnavailable(f"the database is unreachable ({error})".strip()) from error
+
+    @contextmanager
     def _tx(self) -> Iterator[Cursor]:
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
             yield _Qmark(cursor)
 
     @contextmanager
     def _read(self) -> Iterator[Cursor]:
-        with self._pool.connection() as conn, conn.cursor() as cursor:
+        with self._connection() as conn, conn.cursor() as cursor:
             yield _Qmark(cursor)
 
     def _write_one(self, sql: str, params: tuple[Any, ...]) -> int:
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             return conn.execute(_pg(sql), params).rowcount
 
     def close(self) -> None:
@@ -129,7 +139,7 @@ class PostgresStore(SharedLectures, LogStore):
     # -- between processes -----------------------------------------------------------
 
     def notify(self, channel: str, payload: str) -> None:
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             conn.execute("SELECT pg_notify(%s, %s)", (channel, payload))
 
     def listen(self, channel: str, callback: Callable[[str], None]) -> Listener:
