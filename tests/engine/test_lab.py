@@ -218,6 +218,25 @@ def assert_same(lab: Lab, plain: Plain) -> None:
         assert lab.loss_value == plain.loss.item()
 
 
+def same_line(lab: Lab, plain: Plain, line: str) -> None:
+    """One line on both: the same refusal (in PyTorch's words when PyTorch refused), or none,
+    and the same parameters and .grad after it."""
+    try:
+        plain.line(line)
+        expected = None
+    except (RuntimeError, AssertionError, TypeError, AttributeError) as error:
+        expected = error
+    try:
+        lab.run_line(line)
+    except LineError as error:
+        assert expected is not None, (line, error.message)
+        if error.torch_error:
+            assert error.message == str(expected)
+    else:
+        assert expected is None, (line, expected)
+    assert_same(lab, plain)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     scenario=st.sampled_from(["neuron", "moons"]),
@@ -227,20 +246,7 @@ def test_random_programs_equal_plain_pytorch(scenario: str, lines: list[str]) ->
     lr = 0.05 if scenario == "neuron" else 0.3
     lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
     for line in lines:
-        try:
-            plain.line(line)
-            expected = None
-        except (RuntimeError, AssertionError, TypeError, AttributeError) as error:
-            expected = error
-        try:
-            lab.run_line(line)
-        except LineError as error:
-            assert expected is not None, (line, error.message)
-            if error.torch_error:
-                assert error.message == str(expected)
-        else:
-            assert expected is None, (line, expected)
-        assert_same(lab, plain)
+        same_line(lab, plain, line)
 
 
 @pytest.mark.parametrize(
@@ -292,20 +298,7 @@ def test_random_programs_with_amp_equal_plain_pytorch(
     lab = Lab(scenario, lr, 0, amp=spec, **moons)  # type: ignore[arg-type]
     plain = Plain(scenario, lr, 0, dtype=torch.float32, amp=dtype, grad_scaler=scaler)
     for line in lines:
-        try:
-            plain.line(line)
-            expected = None
-        except (RuntimeError, AssertionError, TypeError, AttributeError) as error:
-            expected = error
-        try:
-            lab.run_line(line)
-        except LineError as error:
-            assert expected is not None, (line, error.message)
-            if error.torch_error:
-                assert error.message == str(expected)
-        else:
-            assert expected is None, (line, expected)
-        assert_same(lab, plain)
+        same_line(lab, plain, line)
         if plain.scaler is not None:
             assert lab.amp.scaler is not None
             assert lab.amp.scaler.get_scale() == plain.scaler.get_scale()
