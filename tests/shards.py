@@ -25,6 +25,7 @@ from pathlib import Path
 import httpx
 
 from tests.conftest import free_port
+from tests.process import stop
 
 ROOT = Path(__file__).resolve().parent.parent
 NGINX = "/usr/sbin/nginx"
@@ -52,12 +53,7 @@ class App:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+            stop(self.proc)
 
 
 @dataclass
@@ -164,12 +160,7 @@ http {{
             time.sleep(0.05)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        stop(proc)
 
 
 @contextmanager

@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import free_port
-from tests.process import server_process
+from tests.process import server_process, stop
 
 from .conftest import Watch, shot
 from .test_page import value
@@ -70,12 +70,7 @@ def running(
                 raise RuntimeError(f"{error}: {log.read_text()[-2000:]}") from None
             yield
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+            stop(proc)
 
 
 @pytest.fixture(scope="module")
