@@ -23,9 +23,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pydantic_core
-
 from .engine.program import preset_of
+from .fanout import END, KEEPALIVE, frame, newer, on_loop, release
 from .quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
 from .sessions import Session
 from .store import Store, StoredLecture
@@ -38,11 +37,6 @@ if TYPE_CHECKING:
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 CODE_LENGTH = 7
 RECENT = 100  # events a lecture keeps in memory for followers that reconnect
-# followers woken per turn of the event loop: a request arriving during a fan-out (the
-# instructor's next line) waits for a slice or two of followers, not for all of them
-SLICE = 10
-KEEPALIVE = b": keep-alive\n\n"
-END = b"event: end\ndata: {}\n\n"
 
 
 class NoLecture(KeyError):
@@ -98,11 +92,6 @@ def new_code() -> str:
 def normal(code: str) -> str:
     """A typed code as stored: upper case, no spaces or dashes."""
     return code.strip().upper().replace("-", "").replace(" ", "")
-
-
-def frame(seq: int, payload: dict[str, Any], event: str = "session") -> bytes:
-    data = pydantic_core.to_json(payload, inf_nan_mode="strings").decode()
-    return f"id: {seq}\nevent: {event}\ndata: {data}\n\n".encode()
 
 
 class LectureHub:
@@ -271,7 +260,7 @@ class LectureHub:
     def _wake(self, lecture: Lecture) -> None:
         if self.loop is None:
             return
-        if _on_loop(self.loop):
+        if on_loop(self.loop):
             self._release(lecture)
         else:
             self.loop.call_soon_threadsafe(self._release, lecture)
@@ -279,15 +268,8 @@ class LectureHub:
     def _release(self, lecture: Lecture) -> None:
         """Wake every follower waiting on the lecture (on the loop), a slice per turn."""
         waiters, lecture.waiters = lecture.waiters, []
-        self._release_slice(waiters, 0)
-
-    def _release_slice(self, waiters: list[asyncio.Future[None]], start: int) -> None:
-        end = start + SLICE
-        for waiter in waiters[start:end]:
-            if not waiter.done():  # a follower that left is cancelled
-                waiter.set_result(None)
-        if end < len(waiters) and self.loop is not None:
-            self.loop.call_soon(self._release_slice, waiters, end)
+        if self.loop is not None:
+            release(self.loop, waiters)
 
     def _arm(self, lecture: Lecture) -> None:
         """Keep-alive: one timer a lecture (not one a follower), while anyone follows."""
@@ -386,21 +368,3 @@ class LectureHub:
         if self.relay is None:
             return lecture.tally()
         return self.relay.tally(lecture)
-
-
-def newer(recent: deque[tuple[int, bytes]], last: int) -> list[tuple[int, bytes]]:
-    """The events after ``last``, oldest first: read from the new end (usually one or none)."""
-    fresh: list[tuple[int, bytes]] = []
-    for seq, body in reversed(recent):
-        if seq <= last:
-            break
-        fresh.append((seq, body))
-    fresh.reverse()
-    return fresh
-
-
-def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from app.lectures import END, SLICE, Lecture, LectureHub
+from app.fanout import END, SLICE
+from app.lectures import Lecture, LectureHub
 from app.store import SqliteStore
 
 
