@@ -7,9 +7,10 @@ event loop. Events carry the Session as followers see it, with only the loss poi
 have yet. Lectures, their newest events, questions and answers live in the store, so followers
 resume (``Last-Event-ID``) across a restart.
 
-With several processes sharing a PostgreSQL store (``app/relay.py``), the instructor's process
-also stores each event's whole view and announces it (NOTIFY); every other process streams it to
-the followers connected to it. Questions and the self-study question: ``app/quizzes.py``.
+Where an event is written and where a lecture this process does not hold is found is the
+broadcast's business (``app/broadcast.py``): this process alone, or several processes sharing a
+PostgreSQL store (``app/relay.py``); the hub never asks which. Questions and the self-study
+question: ``app/quizzes.py``.
 """
 
 from __future__ import annotations
@@ -21,17 +22,15 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .broadcast import Alone, Broadcast, Lectures
 from .engine.program import preset_of
 from .fanout import END, KEEPALIVE, frame, newer, on_loop, release
 from .quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
 from .sessions import Session
 from .store import Store, StoredLecture
 from .timeline import Timeline
-
-if TYPE_CHECKING:
-    from .relay import Relay
 
 # 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -104,6 +103,7 @@ class LectureHub:
         *,
         keepalive: float = 15.0,
         clock: Callable[[], float] = time.time,
+        broadcast: Callable[[Lectures, Store], Broadcast] = Alone,
     ) -> None:
         self.store, self.life, self.keepalive, self.clock = store, hours * 3600, keepalive, clock
         self.by_code: dict[str, Lecture] = {}
@@ -111,19 +111,18 @@ class LectureHub:
         self.study = SelfStudy(store)
         self._lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
-        # several processes on one PostgreSQL store: lectures found there on demand, events
-        # announced to the others and heard from them (app/relay.py); None: this process alone
-        self.relay: Relay | None = None
+        side = Lectures(self.by_code, self._known, self.deliver, self.drop, self.study, clock)
+        self.broadcast = broadcast(side, store)
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Read the running lectures back from the store; events go out on ``loop``."""
+        """Events go out on ``loop``; the broadcast starts (the running lectures)."""
         self.loop = loop
-        if self.relay is not None:  # the others change them: each is read when first needed
-            self.relay.attach(loop)
-            return
-        for stored in self.store.lectures(self.clock()):
-            self._add(self._lecture(stored))
-        self.study.load()
+        self.broadcast.attach(loop)
+
+    def _known(self, stored: StoredLecture) -> Lecture:
+        """A lecture read back from the store, held here from now on (the first one found is
+        kept when two threads find it at once)."""
+        return self._add(self._lecture(stored))
 
     def _lecture(self, stored: StoredLecture) -> Lecture:
         quiz = Quiz(**stored.quiz) if stored.quiz else None
@@ -143,8 +142,7 @@ class LectureHub:
     def adopt(self, session_id: str) -> None:
         """A session this process just read from the store (several processes: it may have
         moved here): its lecture and its self-study question as the store has them now."""
-        if self.relay is not None:
-            self.relay.adopt(session_id)
+        self.broadcast.adopt(session_id)
 
     # -- the instructor --------------------------------------------------------------
 
@@ -160,8 +158,7 @@ class LectureHub:
         expires = self.clock() + self.life
         self.store.add_lecture(code, session_id, expires)
         lecture = self._add(Lecture(code, session_id, 0, 0, expires))
-        if self.relay is not None:  # other processes' followers start from the stored view
-            self.relay.started(lecture, self.whole(lecture, timeline))
+        self.broadcast.started(lecture, lambda: self.whole(lecture, timeline))
         return lecture
 
     def end(self, session_id: str) -> None:
@@ -173,8 +170,7 @@ class LectureHub:
     def _end(self, lecture: Lecture) -> None:
         self.drop(lecture)
         self.store.end_lecture(lecture.code)
-        if self.relay is not None:
-            self.relay.ended(lecture)
+        self.broadcast.ended(lecture)
 
     def drop(self, lecture: Lecture) -> None:
         """Forget an ended lecture; its followers get ``end``."""
@@ -187,18 +183,14 @@ class LectureHub:
         self._wake(lecture)
 
     def of_session(self, session_id: str) -> Lecture | None:
-        lecture = self.by_session.get(session_id)
-        if lecture is None and self.relay is not None:
-            lecture = self.relay.of_session(session_id)
+        lecture = self.by_session.get(session_id) or self.broadcast.of_session(session_id)
         if lecture is not None and lecture.expires <= self.clock():
             self._end(lecture)
             return None
         return lecture
 
     def find(self, code: str) -> Lecture:
-        lecture = self.by_code.get(normal(code))
-        if lecture is None and self.relay is not None:
-            lecture = self.relay.find(normal(code))
+        lecture = self.by_code.get(normal(code)) or self.broadcast.find(normal(code))
         if lecture is None:
             raise NoLecture(code)
         if lecture.expires <= self.clock():
@@ -234,10 +226,7 @@ class LectureHub:
         lecture.seq += 1
         lecture.losses = losses
         body = frame(lecture.seq, payload)
-        if self.relay is None:
-            self.store.lecture_event(lecture.code, lecture.seq, losses, body.decode())
-        else:  # the event, the whole view and the announcement, in one transaction
-            self.relay.publish(lecture, body, self.whole(lecture, timeline))
+        self.broadcast.publish(lecture, body, lambda: self.whole(lecture, timeline))
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.deliver, lecture, lecture.seq, body)
 
@@ -298,8 +287,7 @@ class LectureHub:
         every event as it comes, keep-alive comments between; ends with the lecture."""
         lecture.followers += 1
         self._arm(lecture)
-        if self.relay is not None:
-            self.relay.counted(lecture)
+        self.broadcast.counted(lecture)
         try:
             async for chunk in self._follow(lecture, last, full):
                 yield chunk
@@ -308,8 +296,7 @@ class LectureHub:
             yield END
         finally:
             lecture.followers -= 1
-            if self.relay is not None:
-                self.relay.counted(lecture)
+            self.broadcast.counted(lecture)
 
     async def _follow(
         self,
@@ -364,7 +351,5 @@ class LectureHub:
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
         """The live tally; with several processes, every process's answers and followers
-        (read from the store: call it off the event loop then)."""
-        if self.relay is None:
-            return lecture.tally()
-        return self.relay.tally(lecture)
+        (it may read the store: call it off the event loop)."""
+        return self.broadcast.tally(lecture)

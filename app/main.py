@@ -17,11 +17,12 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
+from .broadcast import Alone
 from .engine import Lab, LineError
 from .engine import scenarios as catalogue
 from .lectures import LectureHub, NoLecture
 from .quizzes import LectureConflict, TooManyAnswers
-from .relay import Relay, shared
+from .relay import Relay
 from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
 from .settings import Settings
 from .store import Store, StoreUnavailable
@@ -34,11 +35,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     torch.set_num_threads(settings.torch_threads)
     store = SessionStore(open_store(settings), settings.max_sessions, settings.idle_timeout)
-    hub = LectureHub(store.store, settings.lecture_hours, keepalive=settings.lecture_keepalive)
+    shared = store.store.shared()
+    hub = LectureHub(
+        store.store,
+        settings.lecture_hours,
+        keepalive=settings.lecture_keepalive,
+        # several processes on one PostgreSQL: lectures across them (else this process alone)
+        broadcast=Alone if shared is None else lambda side, _: Relay(side, shared, store.forget),
+    )
     store.on_change, store.shown, store.on_load = hub.changed, hub.study.shown, hub.adopt
-    shared_store = shared(store.store)
-    if shared_store is not None:  # several processes on one PostgreSQL: lectures across them
-        hub.relay = Relay(hub, shared_store, store.forget)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -52,9 +57,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         tasks = [
             asyncio.create_task(every(settings.evict_interval, store.evict_idle)),
             asyncio.create_task(every(settings.sweep_interval, store.sweep)),
+            *hub.broadcast.tasks,
         ]
-        if hub.relay is not None:
-            tasks += hub.relay.tasks
         try:
             yield
         finally:
@@ -63,8 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            if hub.relay is not None:
-                hub.relay.close()
+            hub.broadcast.close()
             store.store.close()
 
     app = FastAPI(

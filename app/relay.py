@@ -20,61 +20,36 @@ import asyncio
 import json
 import secrets
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
+from .broadcast import Lectures, Live
 from .quizzes import Quiz
-from .store import StoredLecture
+from .store import Shared, SharedListener, StoredLecture
 
 if TYPE_CHECKING:
-    from .lectures import Lecture, LectureHub
+    from .lectures import Lecture
 
 CHANNEL = "loop_stepper_lectures"
 HEARTBEAT = 5.0  # seconds between a process's follower counts; older than 3 of them: gone
 BATCH = 200  # lecture codes per announcement of follower counts (well under 8000 bytes)
 
 
-class SharedStore(Protocol):
-    """What the relay needs of a store several processes share (PostgresStore)."""
-
-    def lecture(self, code: str) -> StoredLecture | None: ...
-    def lecture_of(self, session_id: str) -> StoredLecture | None: ...
-    def lecture_events(self, code: str, after: int) -> list[tuple[int, str]]: ...
-    def lecture_publish(
-        self, code: str, seq: int, losses: int, body: str, full: str, notice: tuple[str, str]
-    ) -> None: ...
-    def lecture_full(self, code: str) -> tuple[int, str] | None: ...
-    def lecture_set_full(self, code: str, seq: int, full: str) -> None: ...
-    def lecture_counts(self, code: str) -> dict[str, int]: ...
-    def self_quiz_of(self, session_id: str) -> tuple[str, bool] | None: ...
-    def notify(self, channel: str, payload: str) -> None: ...
-    def listen(self, channel: str, callback: Callable[[str], None]) -> Listener | None: ...
-
-
-class Listener(Protocol):
-    on_reconnect: Callable[[], None] | None
-
-    def close(self) -> None: ...
-
-
-def shared(store: object) -> SharedStore | None:
-    """The store as a shared one, if it is (it can NOTIFY): else None, one process alone."""
-    return store if hasattr(store, "notify") and hasattr(store, "lecture_publish") else None  # type: ignore[return-value]
-
-
 class Relay:
+    """The ``Broadcast`` of several processes sharing one PostgreSQL store."""
+
     def __init__(
         self,
-        hub: LectureHub,
-        store: SharedStore,
+        lectures: Lectures,
+        store: Shared,
         forget: Callable[[str], None],
         node: str | None = None,
     ) -> None:
-        self.hub, self.store = hub, store
+        self.lectures, self.store = lectures, store
         self.forget = forget  # drop this process's copy of a session another one claimed
-        self.listener: Listener | None = None
+        self.listener: SharedListener | None = None
         self.node = node or secrets.token_hex(6)  # this process, in announcements
         self.loop: asyncio.AbstractEventLoop | None = None
         self.remote: dict[str, dict[str, tuple[int, float]]] = {}  # code: node: (n, when)
@@ -96,7 +71,7 @@ class Relay:
             self.listener.close()
 
     def _reread(self) -> None:
-        self.dirty |= set(self.hub.by_code)
+        self.dirty |= set(self.lectures.running)
         self.wake.set()
 
     def notice(self, kind: str, **fields: Any) -> str:
@@ -104,11 +79,15 @@ class Relay:
 
     # -- the instructor's process ----------------------------------------------------
 
-    def started(self, lecture: Lecture, full: bytes) -> None:
+    def started(self, lecture: Lecture, whole: Callable[[], bytes]) -> None:
+        """Other processes' followers start from the stored view."""
+        full = whole()
         self.store.lecture_set_full(lecture.code, lecture.seq, full.decode())
         lecture.full = (lecture.seq, full)
 
-    def publish(self, lecture: Lecture, body: bytes, full: bytes) -> None:
+    def publish(self, lecture: Lecture, body: bytes, whole: Callable[[], bytes]) -> None:
+        """The event, the whole view and the announcement, in one transaction."""
+        full = whole()
         notice = self.notice("event", code=lecture.code, seq=lecture.seq)
         self.store.lecture_publish(
             lecture.code,
@@ -142,9 +121,9 @@ class Relay:
         return None if stored is None else self._known(stored)
 
     def _known(self, stored: StoredLecture) -> Lecture | None:
-        if stored.expires <= self.hub.clock():
+        if stored.expires <= self.lectures.clock():
             return None
-        return self.hub._add(self.hub._lecture(stored))
+        return self.lectures.known(stored)
 
     def adopt(self, session_id: str) -> None:
         """A session loaded (and claimed) here, in a thread: the others drop their copies;
@@ -153,11 +132,11 @@ class Relay:
         self.store.notify(CHANNEL, self.notice("claimed", session=session_id))
         quiz = self.store.self_quiz_of(session_id)
         if quiz is not None:
-            self.hub.study.quizzes[session_id] = quiz
+            self.lectures.study.quizzes[session_id] = quiz
         stored = self.store.lecture_of(session_id)
         if stored is None:
             return
-        lecture = self.hub.by_code.get(stored.code)
+        lecture = self.lectures.running.get(stored.code)
         if lecture is None:
             self._known(stored)
             return
@@ -169,7 +148,10 @@ class Relay:
 
     # -- the followers' processes ----------------------------------------------------
 
-    async def full(self, lecture: Lecture) -> tuple[int, bytes]:
+    async def exists(self, lecture: Lecture, touch: Callable[[], Awaitable[object]]) -> bool:
+        return True  # the session may be held by another process: the stored view says
+
+    async def whole(self, lecture: Lecture, live: Live) -> tuple[int, bytes]:
         """The whole view at the newest event (as the instructor's process stored it)."""
         cached = lecture.full
         if cached is not None and cached[0] >= lecture.delivered:
@@ -180,12 +162,12 @@ class Relay:
         lecture.full = (got[0], got[1].encode())
         return lecture.full
 
-    async def current(self, lecture: Lecture) -> bytes | None:
+    async def current(self, lecture: Lecture, live: Live) -> bytes | None:
         """The whole view as stored now (None: the lecture ended, maybe a moment ago on
         another process, before its notice came here)."""
         got = await anyio.to_thread.run_sync(self.store.lecture_full, lecture.code)
         if got is None:
-            self.hub.drop(lecture)
+            self.lectures.drop(lecture)
             return None
         if lecture.full is None or got[0] >= lecture.full[0]:
             lecture.full = (got[0], got[1].encode())
@@ -209,7 +191,7 @@ class Relay:
             now = time.monotonic()
             for code, n in notice["counts"].items():
                 self.remote.setdefault(code, {})[notice["node"]] = (n, now)
-        elif notice["code"] in self.hub.by_code:  # an event or the end of one followed here
+        elif notice["code"] in self.lectures.running:  # an event or the end of one followed here
             self._mark(notice["code"])
 
     def _mark(self, code: str) -> None:
@@ -223,7 +205,7 @@ class Relay:
             self.wake.clear()
             while self.dirty:
                 code = self.dirty.pop()
-                lecture = self.hub.by_code.get(code)
+                lecture = self.lectures.running.get(code)
                 if lecture is None:
                     continue
                 stored, events = await anyio.to_thread.run_sync(self._read, code, lecture.delivered)
@@ -238,7 +220,7 @@ class Relay:
         self, lecture: Lecture, stored: StoredLecture | None, events: list[tuple[int, str]]
     ) -> None:
         if stored is None:  # ended (or expired and gone)
-            self.hub.drop(lecture)
+            self.lectures.drop(lecture)
             return
         quiz = Quiz(**stored.quiz) if stored.quiz else None
         if quiz != lecture.quiz:
@@ -250,7 +232,7 @@ class Relay:
             lecture.seq, lecture.losses = stored.seq, stored.losses
         lecture.expires = stored.expires
         for seq, body in events:
-            self.hub.deliver(lecture, seq, body.encode())
+            self.lectures.deliver(lecture, seq, body.encode())
 
     # -- follower counts -------------------------------------------------------------
 
@@ -267,7 +249,7 @@ class Relay:
             self.counted_codes.clear()
             if now - last >= HEARTBEAT:
                 last = now
-                codes |= {c for c, lec in self.hub.by_code.items() if lec.followers}
+                codes |= {c for c, lec in self.lectures.running.items() if lec.followers}
                 stale = now - 3 * HEARTBEAT  # counts of processes gone, of lectures ended
                 for code, heard in list(self.remote.items()):
                     for node, (_, when) in list(heard.items()):
@@ -277,7 +259,8 @@ class Relay:
                         del self.remote[code]
             if not codes:
                 continue
-            counts = {c: lec.followers if (lec := self.hub.by_code.get(c)) else 0 for c in codes}
+            running = self.lectures.running
+            counts = {c: lec.followers if (lec := running.get(c)) else 0 for c in codes}
             items = sorted(counts.items())
             for i in range(0, len(items), BATCH):
                 notice = self.notice("followers", counts=dict(items[i : i + BATCH]))

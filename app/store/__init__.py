@@ -26,6 +26,7 @@ from ..records import Change, Saved, Setup
 from .lectures import EVENTS_KEPT, StoredLecture
 from .logs import DAY, Limits, NoSuchLog, NotOwner, StoreUnavailable
 from .schema import SCHEMA
+from .shared import Shared, SharedListener
 from .sqlite import SqliteStore
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "Listener",
     "NoSuchLog",
     "NotOwner",
+    "Shared",
+    "SharedListener",
     "SqliteStore",
     "Store",
     "StoreUnavailable",
@@ -83,6 +86,9 @@ class Store(Protocol):
     def self_quizzes(self) -> dict[str, tuple[str, bool]]: ...
 
     # between processes (None / nothing on SQLite)
+    def shared(self) -> Shared | None:
+        """This store as several processes share it (PostgreSQL), or None (SQLite)."""
+
     def notify(self, channel: str, payload: str) -> None: ...
     def listen(self, channel: str, callback: Callable[[str], None]) -> Listener | None: ...
 

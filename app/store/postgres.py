@@ -138,6 +138,9 @@ class PostgresStore(SharedLectures, LogStore):
 
     # -- between processes -----------------------------------------------------------
 
+    def shared(self) -> Self:
+        return self
+
     def notify(self, channel: str, payload: str) -> None:
         with self._connection() as conn:
             conn.execute("SELECT pg_notify(%s, %s)", (channel, payload))

@@ -86,6 +86,10 @@ class SqliteStore(LogStore):
 
     # -- between processes: none here ---------------------------------------------------
 
+    def shared(self) -> None:
+        """None: one process holds what it shows."""
+        return None
+
     def notify(self, channel: str, payload: str) -> None:
         """Nothing: the processes sharing a SQLite file have no channel between them."""
 

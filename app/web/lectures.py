@@ -14,10 +14,10 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
 
+from ..broadcast import Live
 from ..lectures import Lecture, LectureHub, NoLecture
 from ..quizzes import LectureConflict
 from ..sessions import Session as LiveSession
-from ..sessions import UnknownSession
 from ..timeline import Timeline
 from .answers import Problem, Session
 from .api import ERRORS, SessionTarget, Target, as_json
@@ -109,6 +109,22 @@ def watching(lecture: Lecture, request: Request) -> SessionTarget:
     return SessionTarget(request.app.state.store, lecture.session_id)
 
 
+def whole(hub: LectureHub, lecture: Lecture, request: Request) -> Live:
+    """The whole Session as followers see it, made from the session in memory."""
+
+    async def make() -> tuple[int, bytes]:
+        made: tuple[int, bytes] = await watching(lecture, request).take(
+            lambda t: hub.sync(lecture, t)
+        )
+        return made
+
+    return make
+
+
+def noop(_: Timeline) -> None:
+    return None
+
+
 # -- the instructor ------------------------------------------------------------------
 
 
@@ -147,9 +163,7 @@ async def ask(target: Target, hub: Hub, body: QuizBody) -> Response:
 @router.get("/sessions/{session_id}/quiz", response_model=TallyOut, responses=QUIZ_ERRORS)
 async def tally(session_id: str, hub: Hub) -> Response:
     """The live tally (no question yet: no choices) and how many follow now."""
-    if hub.relay is None:
-        return as_json(hub.tally(lecture_of(hub, session_id)))
-    # several processes: the answers are counted in the store
+    # in a thread: with several processes the answers are counted in the store
     return as_json(await anyio.to_thread.run_sync(lambda: hub.tally(lecture_of(hub, session_id))))
 
 
@@ -180,13 +194,11 @@ async def self_answer(target: Target, hub: Hub, body: SelfAnswerBody) -> Respons
 async def follow(code: str, hub: Hub, request: Request) -> Response:
     """The session as followers see it: no id; during a question no program."""
     lecture = hub.find(code)
-    if hub.relay is not None:  # several processes: the view the instructor's process stored
-        body = await hub.relay.current(lecture)
-        if body is None:
-            raise NoLecture(code)
-        data = body.split(b"\ndata: ", 1)[1]
-        return as_json(json.loads(data)["session"])
-    return await watching(lecture, request).use(lambda t: hub.view(lecture, t))
+    body = await hub.broadcast.current(lecture, whole(hub, lecture, request))
+    if body is None:
+        raise NoLecture(code)
+    data = body.split(b"\ndata: ", 1)[1]
+    return as_json(json.loads(data)["session"])
 
 
 EVENTS: dict[int | str, dict[str, Any]] = {
@@ -210,20 +222,13 @@ async def events(
     Last-Event-ID sends what was missed (or, too far behind, the whole Session once)."""
     lecture = hub.find(code)
     last = int(last_event_id) if last_event_id and last_event_id.isdigit() else None
-    target = watching(lecture, request)
-    relay = hub.relay
-    if relay is None:
-        try:
-            await target.take(lambda _: None)  # the session is still there
-        except UnknownSession:
-            hub.end(lecture.session_id)  # deleted: so is its lecture
-            raise NoLecture(code) from None
+    if not await hub.broadcast.exists(lecture, lambda: watching(lecture, request).take(noop)):
+        hub.end(lecture.session_id)  # the session was deleted: so is its lecture
+        raise NoLecture(code)
+    live = whole(hub, lecture, request)
 
     async def full() -> tuple[int, bytes]:
-        if relay is not None:  # several processes: the view the instructor's process stored
-            return await relay.full(lecture)
-        result: tuple[int, bytes] = await target.take(lambda t: hub.sync(lecture, t))
-        return result
+        return await hub.broadcast.whole(lecture, live)
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # nginx: do not buffer
     return StreamingResponse(
@@ -248,10 +253,7 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
         new: LiveSession = store.fork(lecture.session_id)
         return new
 
-    if hub.relay is not None:  # several processes: the log as stored, the session left alone
-        new = await anyio.to_thread.run_sync(copy)
-    else:
-        new = await watching(lecture, request).take(copy, heavy=True)
+    new = await anyio.to_thread.run_sync(copy)  # the log as stored: the session left alone
     return as_json(store.shown(new.id, {"id": new.id, **new.timeline.snapshot()}), status=201)
 
 
