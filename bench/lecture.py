@@ -33,10 +33,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-from server import Connection, pct  # noqa: E402
-
+from bench.server import Connection, pct  # noqa: E402
 from tests.process import rss_kib, server_process  # noqa: E402
 
 EVENT_ID = re.compile(rb"id: (\d+)\n")

@@ -35,10 +35,8 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-from server import Connection, cpu_seconds, pct  # noqa: E402
-
+from bench.server import Connection, cpu_seconds, pct  # noqa: E402
 from tests.postgres import postgres_server  # noqa: E402
 from tests.process import server_process  # noqa: E402
 from tests.shards import Cluster, cluster, start_app, wait_up  # noqa: E402
@@ -115,7 +113,9 @@ async def throughput(shards: Cluster, clients: int, seconds: float) -> tuple[flo
         finally:
             await conn.close()
 
-    (where, app_cpu), *_ = await asyncio.gather(sample(), *(click(s) for s in ids))
+    sampled = asyncio.ensure_future(sample())
+    await asyncio.gather(*(click(s) for s in ids))
+    where, app_cpu = await sampled
     return done / seconds, where, app_cpu / done
 
 

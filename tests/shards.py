@@ -66,6 +66,10 @@ class Cluster:
     def app(self, name: str) -> App:
         return next(a for a in self.apps if a.name == name)
 
+    def stop(self) -> None:
+        for app in self.apps:
+            app.stop()
+
 
 def start_app(name: str, env: dict[str, str], where: Path, port: int | None = None) -> App:
     """Start an app process (not yet waiting for it: see ``wait_up``)."""
@@ -171,7 +175,7 @@ def cluster(
     with ExitStack() as stack:
         apps = [start_app(name, env, where) for name in names]
         found = Cluster("", apps, env, where)
-        stack.callback(lambda: [a.stop() for a in found.apps])  # restarted ones too
+        stack.callback(found.stop)  # restarted ones too
         for app in apps:
             wait_up(app)
         found.url = stack.enter_context(

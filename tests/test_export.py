@@ -559,7 +559,8 @@ def test_the_export_stands_apart() -> None:
     """It uses the engine's catalogue only: no web layer, and the engine does not use it."""
     package = Path(export.__file__).parent
     root = package.parent
-    absolute, relative = set(), set()
+    absolute: set[str | None] = set()
+    relative: set[str | None] = set()
     for path in package.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):

@@ -8,9 +8,10 @@ from collections.abc import Callable
 import pytest
 
 from app.engine.optimizers import PLAIN_SGD
+from app.records import Setup
 from app.sessions import SessionStore, StoreFull, UnknownSession
 from app.store import Store
-from app.timeline import Setup, Timeline
+from app.timeline import Timeline
 
 Make = Callable[..., Store]
 

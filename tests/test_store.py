@@ -13,9 +13,10 @@ import pytest
 from pydantic import ValidationError
 
 from app.engine.optimizers import PLAIN_SGD
+from app.records import Setup
 from app.sessions import Journal
 from app.store import DAY, SCHEMA, NoSuchLog, NotOwner, SqliteStore, Store
-from app.timeline import Setup, Timeline
+from app.timeline import Timeline
 
 Make = Callable[..., Store]
 
@@ -57,8 +58,13 @@ def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
             assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
             assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     else:
-        assert store.schema_version() == SCHEMA == 4  # type: ignore[attr-defined]
-        assert make_store().schema_version() == SCHEMA  # a second process migrates nothing
+        from app.store.postgres import PostgresStore  # psycopg: only where it is used
+
+        assert isinstance(store, PostgresStore)
+        assert store.schema_version() == SCHEMA == 4
+        second = make_store()
+        assert isinstance(second, PostgresStore)
+        assert second.schema_version() == SCHEMA  # a second process migrates nothing
     with pytest.raises(NoSuchLog):
         store.load("nope")
     stray = Timeline(NEURON)

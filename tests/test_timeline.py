@@ -19,9 +19,10 @@ from app.engine import Lab, LineError
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, ENTRIES
+from app.records import Setup
 from app.sessions import Journal
 from app.store import SqliteStore, Store
-from app.timeline import MomentOutOfRange, Setup, Timeline, TimelineError
+from app.timeline import MomentOutOfRange, Timeline, TimelineError
 from tests.oracle import Plain
 
 OPTIMIZERS = [PLAIN_SGD, OptimizerSpec("sgd", momentum=0.9), OptimizerSpec("adam")]

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, FrameLocator, Page, expect
+from playwright.sync_api import Browser, FrameLocator, Page, ViewportSize, expect
 
 from app.settings import Settings
 from tests.conftest import serve
@@ -21,7 +21,7 @@ from .conftest import Watch, shot
 from .test_a11y import violations
 
 pytestmark = pytest.mark.browser
-SLIDE = {"width": 960, "height": 540}
+SLIDE = ViewportSize(width=960, height=540)
 
 
 class Host:

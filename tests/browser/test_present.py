@@ -8,13 +8,13 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from .conftest import Watch, attach, shot
 from .test_a11y import violations
 
 pytestmark = pytest.mark.browser
-PROJECTORS = [{"width": 1920, "height": 1080}, {"width": 1280, "height": 720}]
+PROJECTORS = [ViewportSize(width=1920, height=1080), ViewportSize(width=1280, height=720)]
 STORES = ["Parameters", "Gradients", "Graph", "Loss"]
 
 

@@ -46,7 +46,7 @@ def test_adam_state_matches_plain_pytorch() -> None:
     run_plain(plain, 7)
     assert_same(lab, plain)
     rows = lab.snapshot()["optimizer_state"]
-    weight = plain.model.weight
+    weight = next(plain.model.parameters())  # nn.Linear: weight, then bias
     assert rows[0]["name"] == "weight" and rows[0]["state"]["step"] == 7.0
     assert rows[0]["state"]["exp_avg"] == plain.optimizer.state[weight]["exp_avg"].tolist()
     assert rows[0]["state"]["exp_avg_sq"] == plain.optimizer.state[weight]["exp_avg_sq"].tolist()

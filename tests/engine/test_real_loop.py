@@ -67,7 +67,8 @@ def test_clip_grad_norm_measures_and_scales_like_pytorch(scenario: str) -> None:
         both(["step"], lab, plain)
     # the worked example: (-23.5, -8) has norm 24.82, scaled to 0.5
     lab = Lab("neuron", 0.05, 0, max_norm=0.5)
-    lab.run_line("forward"), lab.run_line("loss"), lab.run_line("backward")
+    for line in ("forward", "loss", "backward"):
+        lab.run_line(line)
     lab.run_line("clip_grad_norm")
     g = torch.cat([p.grad.flatten() for p in lab.named.values()])  # type: ignore[union-attr]
     assert g.norm().item() == pytest.approx(0.5, rel=1e-5)
@@ -297,7 +298,8 @@ def test_two_dropout_sessions_interleaved_give_what_each_gives_alone() -> None:
     def alone(seed: int) -> list[Any]:
         lab = Lab("moons", 0.3, seed, dropout=0.5)
         lab.run(6)
-        return lab.snapshot()["params"]
+        params: list[Any] = lab.snapshot()["params"]
+        return params
 
     expected = [alone(0), alone(1)]
     a, b = Lab("moons", 0.3, 0, dropout=0.5), Lab("moons", 0.3, 1, dropout=0.5)

@@ -28,7 +28,9 @@ def test_moons_micro_batches_equal_the_batch(k: int) -> None:
     for _ in range(6):  # past the uneven batch of 22, weighted by share
         got = grads_after_one_step(lab)
         full.zero_grad()
-        full.forward(), full.loss(), full.backward()
+        full.forward()
+        full.loss()
+        full.backward()
         for g, p in zip(got, full.named.values(), strict=True):
             assert p.grad is not None and torch.allclose(g, p.grad, rtol=0, atol=1e-14)
         lab.next()

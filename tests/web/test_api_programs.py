@@ -96,7 +96,7 @@ def test_optimizers_and_the_fifth_store(client: httpx.Client) -> None:
     for _ in range(2):
         for name in ("forward", "loss", "zero_grad", "backward", "step"):
             plain.line(name)
-    weight = plain.model.weight
+    weight = next(plain.model.parameters())  # nn.Linear: weight, then bias
     state = s["optimizer_state"][0]["state"]
     assert state["step"] == 2.0
     assert state["exp_avg"] == plain.optimizer.state[weight]["exp_avg"].tolist()

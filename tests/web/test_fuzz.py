@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -57,7 +58,7 @@ def fresh_session(base_url: str, scenario: str) -> str:
     derandomize=True,  # the same requests every CI run
     suppress_health_check=list(HealthCheck),
 )
-def test_every_operation_conforms(case: schemathesis.Case, fuzz_url: str) -> None:
+def test_every_operation_conforms(case: schemathesis.Case[Any], fuzz_url: str) -> None:
     case.call_and_validate(excluded_checks=EXCLUDED)
     if "session_id" in (case.path_parameters or {}):
         for scenario in ("neuron", "moons", "parabola"):
