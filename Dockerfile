@@ -35,7 +35,7 @@ USER 10001
 # container, e.g. `docker run -v loop-stepper-data:/data ...`.
 VOLUME /data
 
-# Settings are environment variables (LOOP_STEPPER_*): see the README's Classroom section.
+# Settings are environment variables (LOOP_STEPPER_*): see docs/deploy.md's Settings table.
 # MALLOC_ARENA_MAX: glibc's per-thread arenas let RSS creep as sessions come and go; 2 keeps it flat.
 ENV PYTHONPATH=/srv/loop-stepper LOOP_STEPPER_HOST=0.0.0.0 LOOP_STEPPER_PORT=8000 MALLOC_ARENA_MAX=2 \
     LOOP_STEPPER_DATA=/data

@@ -14,7 +14,7 @@ the instructor's event loop, as this benchmark did at first). Measures:
    p50, p99 (per line, the slowest follower);
 3. server memory per follower: RSS with N followers connected minus before, ÷ N.
 
-Prints a table of ratios and targets. Nothing is asserted: the numbers go in the README.
+Prints a table of ratios and targets. Nothing is asserted: the numbers go in docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ in one run, with an async httpx client:
    for a bounded time; latency from the moment the click was due (so a late client or a queue
    counts), p50/p99 and errors, for N = 50, 150, 300.
 
-Prints a table of ratios and targets. Nothing is asserted: the numbers go in the README.
+Prints a table of ratios and targets. Nothing is asserted: the numbers go in docs/benchmarks.md.
 ``--quick`` shortens every part (for a smoke run); ``--seconds`` sets the classroom duration.
 """
 

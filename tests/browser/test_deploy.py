@@ -1,8 +1,8 @@
 """A school's deployment: TLS at a reverse proxy, the app under a path prefix.
 
-Debian's real nginx (and Caddy, when installed) runs the README's snippets as written
+Debian's real nginx (and Caddy, when installed) runs docs/deploy.md's snippets as written
 (``deploy/``; only the app's port is replaced) with a self-signed certificate made by openssl at
-test time, in front of the app started the way the README says
+test time, in front of the app started the way docs/deploy.md says
 (``loop-stepper --root-path /loop-stepper --forwarded-allow-ips 127.0.0.1``). Chromium opens
 ``https://127.0.0.1:<port>/loop-stepper/``, runs a whole iteration and reads the worked
 example's numbers; no request leaves the prefix and nothing is blocked as mixed content.
@@ -107,7 +107,7 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The app as the README starts it behind a proxy: its prefix and the trusted proxy."""
+    """The app as docs/deploy.md starts it behind a proxy: its prefix and the trusted proxy."""
     port = free_port()
     args = [
         sys.executable,
@@ -129,7 +129,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def snippet(name: str, app_url: str) -> str:
-    """A deploy/ snippet as the README shows it, pointed at the test's app port."""
+    """A deploy/ snippet as docs/deploy.md shows it, pointed at the test's app port."""
     text = (DEPLOY / name).read_text()
     assert "127.0.0.1:8000" in text
     return text.replace("127.0.0.1:8000", app_url.removeprefix("http://"))
@@ -139,7 +139,7 @@ def snippet(name: str, app_url: str) -> str:
 def nginx(
     tmp_path_factory: pytest.TempPathFactory, certificate: tuple[Path, Path], app_url: str
 ) -> Iterator[str]:
-    """Debian's nginx with the README's location block, TLS on a free port; yields the app's URL."""
+    """Debian's nginx with docs/deploy.md's location block, TLS on a free port; yields the URL."""
     where = tmp_path_factory.mktemp("nginx")
     where.chmod(0o755)  # run as root, nginx's workers are "nobody": they write the temp files
     for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
@@ -187,7 +187,7 @@ http {{
 def caddy(
     tmp_path_factory: pytest.TempPathFactory, certificate: tuple[Path, Path], app_url: str
 ) -> Iterator[str]:
-    """Caddy with the README's directives inside a TLS site block; yields the app's URL."""
+    """Caddy with docs/deploy.md's directives inside a TLS site block; yields the app's URL."""
     if CADDY is None:
         pytest.skip("caddy is not installed (Debian: apt-get install caddy)")
     where = tmp_path_factory.mktemp("caddy")
@@ -313,9 +313,9 @@ def test_forwarded_headers_are_ignored_by_default() -> None:
 
 
 @pytest.mark.parametrize("name", ["nginx-subpath.conf", "caddy-subpath.caddy"])
-def test_readme_shows_the_tested_snippets(name: str) -> None:
-    """The README's snippets are the files these tests run, word for word."""
-    assert (DEPLOY / name).read_text().rstrip() in (ROOT / "README.md").read_text()
+def test_docs_show_the_tested_snippets(name: str) -> None:
+    """docs/deploy.md's snippets are the files these tests run, word for word."""
+    assert (DEPLOY / name).read_text().rstrip() in (ROOT / "docs" / "deploy.md").read_text()
 
 
 def test_cli_refuses_a_root_path_that_is_not_a_path() -> None:
