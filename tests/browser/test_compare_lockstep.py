@@ -45,7 +45,9 @@ def shown(page: Page) -> dict[str, tuple[int, int]]:
         current = pane(page, side).locator('button.line[aria-current="step"]')
         expect(current).to_have_count(1)
         row = int(current.get_attribute("data-row") or -1)
-        place = current.evaluate("b => [...b.closest('[role=list]').children].indexOf(b.parentElement)")
+        place = current.evaluate(
+            "b => [...b.closest('[role=list]').children].indexOf(b.parentElement)"
+        )
         assert place == row == int(found[2]) - 1, (side, text, row, place)
         out[side] = (int(found[1]), row)
     return out
@@ -189,3 +191,30 @@ def test_step_first_reorders_and_both_finish_together(page: Page, watch: Watch) 
     same_numbers(server["correct"], twin(page, server["correct"], CORRECT, 25))
     same_numbers(server["bug"], twin(page, server["bug"], STEP_FIRST, 25))
     assert server["bug"]["history"][0]["loss"] == server["correct"]["history"][0]["loss"]
+
+
+def test_a_line_that_raises_stops_that_loop_and_the_other_goes_on(page: Page, watch: Watch) -> None:
+    """backward twice: the bug's second backward (a row of its own) raises PyTorch's error.
+    That loop stopped there, as the script would; the pair is out of step and says so, the
+    correct loop still runs on each click (no deadlock), and Reset lines both up again."""
+    page = open_page(page, "/?compare=backward_twice")
+    expect_slot(page, "correct", 4, "backward", "loss.backward()")
+    for _ in range(4):
+        next_row(page)
+    assert shown(page) == {"correct": (1, 4), "bug": (1, 4)}
+    next_row(page)
+    bug, correct = pane(page, "bug"), pane(page, "correct")
+    expect(bug.get_by_role("alert")).to_contain_text("backward through the graph a second time")
+    expect(correct.get_by_role("alert")).to_be_hidden()
+    assert page.locator("body").get_attribute("data-lockstep") == "apart"
+    expect(correct.locator(".iteration")).to_have_text(
+        "iteration 1, next: step (out of step: Reset lines the loops up again)"
+    )
+    next_row(page)  # the correct loop steps; the bug's backward raises again
+    expect(bug.get_by_role("alert")).to_contain_text("backward through the graph a second time")
+    server = pair(page)
+    assert server["correct"]["params"][0]["value"] == [[pytest.approx(1.175, abs=1e-6)]]
+    assert server["bug"]["cursor"] == 4 and server["correct"]["cursor"] == 0
+    click_and_render(page, page.get_by_role("button", name="Reset"))
+    assert shown(page) == {"correct": (0, 0), "bug": (0, 0)}
+    expect(bug.get_by_role("alert")).to_be_hidden()
