@@ -218,3 +218,68 @@ def test_a_line_that_raises_stops_that_loop_and_the_other_goes_on(page: Page, wa
     click_and_render(page, page.get_by_role("button", name="Reset"))
     assert shown(page) == {"correct": (0, 0), "bug": (0, 0)}
     expect(bug.get_by_role("alert")).to_be_hidden()
+
+
+# the alignment's own checks, run in the page's module as served (static/js/align.js)
+WALK = """async ([pairs, clicks]) => {
+  const { align, position, runCounts } = await import("./static/js/align.js");
+  return pairs.map(([a, b]) => {
+    const rows = align(a, b);
+    const lengths = { a: a.length, b: b.length };
+    const trace = [];
+    let ca = 0, cb = 0, ia = 0, ib = 0;
+    for (let click = 0; click < clicks; click++) {
+      const at = position(rows, lengths, { a: ca, b: cb });
+      const run = at === null ? null : runCounts(rows, lengths, { a: ca, b: cb }, at, 1);
+      trace.push([at, ia, ib, run && run.a, run && run.b]);
+      if (at === null) break;
+      const row = rows[at];
+      if (row.a !== null) { ia += a[ca] === "forward"; ca = (ca + 1) % a.length; }
+      if (row.b !== null) { ib += b[cb] === "forward"; cb = (cb + 1) % b.length; }
+    }
+    return { rows, trace };
+  });
+}"""
+
+
+def test_alignment_of_every_preset_and_random_programs(page: Page, watch: Watch) -> None:
+    """Rows keep each program's order and cover every line once; equal entries only share a
+    row; all forwards are matched when both have as many; the pair's place read off the two
+    cursors is every row in turn, never lost (no deadlock); Run from any row ends both at row 0."""
+    page = open_page(page, "/")
+    presets = page.request.get("/api/presets").json()
+    correct = next(p["program"] for p in presets if p["name"] == "correct")
+    pairs = [[correct, p["program"]] for p in presets]
+    rng = __import__("random").Random(17)
+    entries = ["forward", "loss", "zero_grad", "backward", "step", "clip_grad_norm", "eval"]
+    for _ in range(150):
+        a = ["forward", *rng.choices(entries, k=rng.randint(0, 5))]
+        b = ["forward", *rng.choices(entries, k=rng.randint(0, 5))]
+        pairs.append([rng.sample(a, len(a)), rng.sample(b, len(b))])
+    walked = page.evaluate(WALK, [pairs, 30])
+    for (a, b), got in zip(pairs, walked, strict=True):
+        rows, trace = got["rows"], got["trace"]
+        for side, program in (("a", a), ("b", b)):
+            assert [r[side] for r in rows if r[side] is not None] == list(range(len(program)))
+            assert all(r[side] is None or program[r[side]] == r["entry"] for r in rows)
+        assert all(r["a"] is not None or r["b"] is not None for r in rows)
+        if a.count("forward") == b.count("forward"):
+            assert all(
+                r["a"] is not None and r["b"] is not None for r in rows if r["entry"] == "forward"
+            )
+        assert len(trace) == 30, (a, b, trace)  # never out of step, never stuck
+        assert [t[0] for t in trace] == [k % len(rows) for k in range(30)], (a, b)
+        if a.count("forward") == b.count("forward"):
+            assert all(ia == ib for _, ia, ib, _, _ in trace), (a, b, trace)
+        for at, *_, run_a, run_b in trace:
+            # Run 1: a loop that already finished this iteration runs none; at row 0 both run 1
+            assert (run_a, run_b) == (1, 1) if at == 0 else {run_a, run_b} <= {0, 1}
+    step_first = next(w for (_, b), w in zip(pairs, walked, strict=True) if b == STEP_FIRST)
+    assert [(r["a"], r["b"], r["entry"]) for r in step_first["rows"]] == [
+        (0, 0, "forward"),
+        (1, 1, "loss"),
+        (2, 2, "zero_grad"),
+        (None, 3, "step"),
+        (3, 4, "backward"),
+        (4, None, "step"),
+    ]
