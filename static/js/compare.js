@@ -2,11 +2,15 @@
 // sessions from the same start and the same batches (same scenario, seed and lr), driven by
 // one Next line and one Run, with both losses on one chart and both weight trajectories on
 // another. `/?compare=skip_zero_grad&scenario=neuron&lr=0.05` opens it; the URL keeps it.
+// The two programs are lined up like a diff and driven in lockstep (lockstep.js): one Next
+// line runs one row of both, a line only one loop has is a skipped slot on the other side,
+// and both loops always stand at the same iteration and row.
 // A preset that needs a setup (a scheduler, Adam, moons with dropout, float16 autocast) gets
 // it on both sides; what is the bug itself (softmax before the loss, float16 without a
 // GradScaler) goes on the bug's side only.
 
 import { api, ApiError } from "./api.js";
+import { lineUp, planNext, planRun, view } from "./lockstep.js";
 import { readUrl, sameList, setupParams } from "./state.js";
 import { createChart, legend } from "./views/chart.js";
 import { createAnnouncer, createLive, describe } from "./views/controls.js";
@@ -78,10 +82,13 @@ let bug = null;
 let optimizer = "sgd"; // a key of OPTIMIZERS
 let renders = 0;
 let queue = Promise.resolve();
+// a line raised in a Next or Run: that loop stopped there, as the script would, so the pair
+// is out of step until Reset or a new pair (lineUp says so)
+let apart = false;
 
 const panes = Object.fromEntries(SIDES.map((side) => [side, createPane(
   document.querySelector(`[data-pane="${side}"]`),
-  (entry, index) => act(side, (id) => api.line(id, entry), index),
+  (entry, index) => act({ [side]: (id) => api.line(id, entry) }, index),
 )]));
 const lossChart = createChart($("c-losses"));
 const weightChart = createChart($("c-weights"));
@@ -91,8 +98,11 @@ for (const id of ["c-losses", "c-weights"]) {
 
 function render(fresh = false) {
   const a = sessions.correct, b = sessions.bug;
-  panes.correct.render(a, fresh, "The correct loop", presets.find((p) => p.name === "correct")?.explanation ?? "");
-  panes.bug.render(b, fresh, `With the bug: ${bug.title}`, bug.explanation);
+  const pair = lineUp(sessions, apart);
+  const correctNote = presets.find((p) => p.name === "correct")?.explanation ?? "";
+  panes.correct.render(a, fresh, "The correct loop", correctNote, view(pair, sessions, "correct"));
+  panes.bug.render(b, fresh, `With the bug: ${bug.title}`, bug.explanation, view(pair, sessions, "bug"));
+  document.body.dataset.lockstep = pair.at === null ? "apart" : String(pair.at);
   document.querySelector('[data-pane="bug"]').setAttribute("aria-label", `Loop with the bug: ${bug.title}`);
   const dtype = a.params[0]?.dtype ?? "float64";
   const losses = (s) => s.history.map((p) => [p.iteration, p.loss]);
@@ -154,32 +164,63 @@ function enqueue(job) {
   return run;
 }
 
+const NAME = { correct: "Correct loop", bug: "With the bug" };
+
 /**
- * Send `request(id)` to the given sides at once. A side that fails with 409 is fetched again
- * (a `run` stopped there keeps the lines before it) and shows PyTorch's message at its line.
+ * Send each side its request at once. `plan` maps a side to `request(id)`, or to words for a
+ * side where nothing runs (a skipped slot); a function giving that map is called when the
+ * job's turn comes, so a lockstep plan is made from the sessions as they are by then. A side
+ * that fails with 409 is fetched again (a `run` stopped there keeps the lines before it) and
+ * shows PyTorch's message at its line; in a Next or Run (`step`) that loop has stopped there,
+ * as the script would, so the pair is out of step from then on.
  */
-function act(sides, request, clicked) {
-  const list = Array.isArray(sides) ? sides : [sides];
+function act(plan, clicked, step = false) {
   return enqueue(async () => {
-    const answers = await Promise.allSettled(list.map((side) => request(sessions[side].id)));
+    const requests = typeof plan === "function" ? plan() : plan;
+    const list = SIDES.filter((side) => side in requests);
+    const running = list.filter((side) => typeof requests[side] === "function");
+    const answers = await Promise.allSettled(running.map((side) => requests[side](sessions[side].id)));
     const problems = {};
-    for (const [i, side] of list.entries()) {
+    for (const [i, side] of running.entries()) {
       const answer = answers[i];
       if (answer.status === "fulfilled") {
         sessions[side] = answer.value;
       } else if (answer.reason instanceof ApiError && answer.reason.status === 409) {
         problems[side] = answer.reason;
         sessions[side] = await api.get(sessions[side].id);
+        if (step) apart = true;
       } else {
         throw answer.reason;
       }
     }
     render();
     for (const side of list) panes[side].problem(problems[side] ?? null, clicked);
-    announce(list.map((side) => problems[side]
-      ? `${side === "bug" ? "With the bug" : "Correct loop"}: ${problems[side].line} failed: ${problems[side].message}`
-      : `${side === "bug" ? "With the bug" : "Correct loop"}: ${describe(sessions[side])}`).join(" "));
+    announce(list.map((side) => {
+      if (problems[side]) return `${NAME[side]}: ${problems[side].line} failed: ${problems[side].message}`;
+      if (!running.includes(side)) return `${NAME[side]}: ${requests[side]}`;
+      return `${NAME[side]}: ${describe(sessions[side])}`;
+    }).join(" "));
   });
+}
+
+const both = (request) => Object.fromEntries(SIDES.map((side) => [side, request]));
+
+/** One Next line: the row both loops stand at, on each side that has a line there. */
+function nextPlan() {
+  const pair = lineUp(sessions, apart);
+  const plan = planNext(pair);
+  const entry = pair.at === null ? null : pair.rows[pair.at].entry;
+  return Object.fromEntries(SIDES.map((side) => [side, plan[side]
+    ? (id) => api.next(id)
+    : `${entry} skipped: this loop has no such line, nothing runs here.`]));
+}
+
+/** Run `n`: whole iterations of both; they end together at row 0. */
+function runPlan(n) {
+  const plan = planRun(lineUp(sessions, apart), n);
+  return Object.fromEntries(SIDES.map((side) => [side, plan[side]
+    ? (id) => api.run(id, plan[side])
+    : "this iteration was already done; nothing more to run."]));
 }
 
 /** Two new sessions with one seed, lr and optimizer (and the setup the bug needs); the second
@@ -196,6 +237,7 @@ async function makePair(scenario = "neuron", lr) {
     ...theirs, lr: a.lr, seed: a.seed, program: looped(bug.program, theirs),
   });
   sessions.correct = a;
+  apart = false; // two new loops at row 0
   optimizer = optimizerName(a.optimizer) ?? optimizer; // a preset may need Adam
   for (const id of old) api.remove(id).catch(() => {});
 }
@@ -221,17 +263,24 @@ async function storedPair(setup) {
 }
 
 els.form.addEventListener("submit", (e) => e.preventDefault());
-els.next.addEventListener("click", () => act(SIDES, (id) => api.next(id)));
+// one row of both loops: the line each side has there, nothing on a slot
+els.next.addEventListener("click", () => act(nextPlan, undefined, true));
 els.run.addEventListener("click", () => {
   const n = Number(els.iterations.value);
   const ok = Number.isInteger(n) && n >= 1 && n <= 1000;
   els.iterations.setAttribute("aria-invalid", String(!ok));
-  if (ok) act(SIDES, (id) => api.run(id, n));
+  // whole iterations of both: they end together at row 0
+  if (ok) act(() => runPlan(n), undefined, true);
 });
-els.reset.addEventListener("click", () => act(SIDES, (id) => api.reset(id)));
+els.reset.addEventListener("click", () => {
+  act(() => {
+    apart = false; // both start again: in step
+    return both((id) => api.reset(id));
+  });
+});
 els.lr.addEventListener("change", () => {
   const lr = Number(els.lr.value);
-  if (Number.isFinite(lr) && lr > 0 && lr <= 100) act(SIDES, (id) => api.patch(id, { lr }));
+  if (Number.isFinite(lr) && lr > 0 && lr <= 100) act(both((id) => api.patch(id, { lr })));
 });
 els.bug.addEventListener("change", () => {
   bug = presets.find((p) => p.name === els.bug.value);

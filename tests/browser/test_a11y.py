@@ -22,6 +22,7 @@ VIEWS = [
     "/?optimizer=sgd&momentum=0.9",
     "/?present=1",
     "/?compare=skip_zero_grad",
+    "/?compare=step_first&scenario=moons",  # after 3 rows: the correct side's slot is next
     "/?amp=float16",
 ]
 

@@ -47,6 +47,9 @@ export function createCode(root, onLine, decorate = () => {}) {
       button.className = "line";
       button.dataset.line = row.entry;
       button.dataset.index = String(row.index);
+      if (row.row !== undefined) button.dataset.row = String(row.row);
+      // compare mode's slot: what is (not) there, for a screen reader as well as the eye
+      if (row.description) button.setAttribute("aria-description", row.description);
       const parts = ["marker", "src", "comment", "state"].map((name) => {
         const span = document.createElement(name === "src" ? "code" : "span");
         span.className = name;
@@ -67,8 +70,13 @@ export function createCode(root, onLine, decorate = () => {}) {
     list.replaceChildren(...buttons.map((b) => b.item));
   }
 
-  return function render(session, byClick = false) {
-    const items = rows(session);
+  /**
+   * `aligned` (compare mode): `{rows, next, ran}`, the rows lined up with the other loop's
+   * (each with its `row` number, a slot `skipped` with a `description`) and the row numbers
+   * to mark as next and just ran, slots included, so both sides mark the same row.
+   */
+  return function render(session, byClick = false, aligned = null) {
+    const items = aligned?.rows ?? rows(session);
     const key = JSON.stringify(items);
     if (key !== shown) {
       build(items);
@@ -80,8 +88,10 @@ export function createCode(root, onLine, decorate = () => {}) {
     let ran = byClick ? ranIndex : (session.cursor - 1 + n) % n;
     if (last && session.program[ran] !== last) ran = session.program.indexOf(last);
     for (const { row, button } of buttons) {
-      const next = !row.skipped && row.index === session.cursor;
-      const justRan = Boolean(last) && !row.skipped && row.index === ran;
+      const next = aligned ? row.row === aligned.next : !row.skipped && row.index === session.cursor;
+      const justRan = aligned
+        ? row.row === aligned.ran && !row.skipped // a slot never runs
+        : Boolean(last) && !row.skipped && row.index === ran;
       button.classList.toggle("skipped", row.skipped);
       button.classList.toggle("next", next);
       button.classList.toggle("ran", justRan);
@@ -91,9 +101,11 @@ export function createCode(root, onLine, decorate = () => {}) {
       const words = [next ? "next" : "", justRan ? "just ran" : "", row.skipped ? "skipped" : ""];
       button.querySelector(".state").textContent = words.filter(Boolean).join(", ");
       button.querySelector(".marker").textContent = next ? "▶" : justRan ? "✓" : "";
-      button.title = row.skipped
-        ? "Skipped by the program (Skip zero_grad). Click to run it anyway."
-        : `Run ${row.source} now`;
+      button.title = row.description
+        ? `${row.description} Click to run it here anyway.`
+        : row.skipped
+          ? "Skipped by the program (Skip zero_grad). Click to run it anyway."
+          : `Run ${row.source} now`;
     }
     return { buttons, cursor: session.cursor, ran };
   };
@@ -114,6 +126,7 @@ export function showProblem(problem, panel, error, clicked) {
   const at =
     rowsShown.find((b) => clicked !== undefined && b.row.index === clicked && b.row.entry === line) ??
     rowsShown.find((b) => b.row.index === panel.cursor && b.row.entry === line) ??
+    rowsShown.find((b) => b.row.entry === line && !b.row.skipped) ??
     rowsShown.find((b) => b.row.entry === line);
   problem.replaceChildren();
   const head = document.createElement("strong");

@@ -41,16 +41,17 @@ export function createPane(section, onLine) {
   let session = null;
 
   return {
-    render(next, fresh, heading, explanation) {
+    /** `aligned`: this side's rows lined up with the other loop's (lockstep.js `view`). */
+    render(next, fresh, heading, explanation, aligned = null) {
       const previous = fresh ? null : session;
       session = next;
       title.textContent = heading;
       note.textContent = explanation;
-      panel = codeView(session, false);
+      panel = codeView(session, false, aligned);
       params(session, previous);
       grads(session, previous);
       const dtype = session.params[0]?.dtype ?? "float64";
-      status.textContent = `iteration ${session.iteration}, next: ${session.next_line}`;
+      status.textContent = aligned?.status ?? `iteration ${session.iteration}, next: ${session.next_line}`;
       lossLine.replaceChildren("loss = ");
       const v = part("span", "value", session.loss === null ? "None" : display(session.loss, dtype));
       if (session.loss !== null) v.title = exactTitle(session.loss, dtype);
