@@ -65,7 +65,9 @@ def next_row(page: Page, key: bool = False) -> None:
 def twin(page: Page, session: dict[str, Any], program: list[str], lines: int) -> dict[str, Any]:
     """A new session with the same scenario, seed, lr and program, stepped `lines` times."""
     body = {"scenario": session["scenario"], "seed": session["seed"], "lr": session["lr"]}
-    made = page.request.post("/api/sessions", data={**body, "program": program}).json()
+    made: dict[str, Any] = page.request.post(
+        "/api/sessions", data={**body, "program": program}
+    ).json()
     assert made["program"] == program
     for _ in range(lines):
         made = page.request.post(f"/api/sessions/{made['id']}/next").json()
