@@ -7,7 +7,8 @@
 // GradScaler) goes on the bug's side only.
 
 import { api, ApiError } from "./api.js";
-import { readUrl, sameList, setupParams } from "./state.js";
+import { presets as catalogued } from "./catalogue.js";
+import { presetProgram, readUrl, sameList, setupParams } from "./state.js";
 import { createChart, legend } from "./views/chart.js";
 import { createAnnouncer, createLive, describe } from "./views/controls.js";
 import { createPane } from "./views/pane.js";
@@ -37,9 +38,10 @@ function setups(preset) {
   return { shared, own };
 }
 
-/** The loop as a session with this setup runs it: a GradScaler's ends with scaler.update(). */
-const looped = (program, setup) =>
-  setup.amp === "float16" && setup.grad_scaler !== false ? [...program, "scaler_update"] : program;
+/** A preset's loop as a session with this setup runs it: a GradScaler's ends with
+ * scaler.update() (the server's scaled_program). */
+const looped = (preset, setup) =>
+  presetProgram(preset, setup.amp === "float16" && setup.grad_scaler !== false);
 
 /** Whether a session was made with what `setup` asks for. */
 function fits(s, setup) {
@@ -193,7 +195,7 @@ async function makePair(scenario = "neuron", lr) {
   const a = await api.create({ ...common, ...(lr ? { lr } : {}) });
   const theirs = { ...common, ...own };
   sessions.bug = await api.create({
-    ...theirs, lr: a.lr, seed: a.seed, program: looped(bug.program, theirs),
+    ...theirs, lr: a.lr, seed: a.seed, program: looped(bug, theirs),
   });
   sessions.correct = a;
   optimizer = optimizerName(a.optimizer) ?? optimizer; // a preset may need Adam
@@ -208,7 +210,7 @@ async function storedPair(setup) {
     const [a, b] = await Promise.all([api.get(ids.correct), api.get(ids.bug)]);
     const { shared, own } = setups(bug);
     const theirs = { ...shared, ...own };
-    const ok = a.preset === "correct" && sameList(b.program, looped(bug.program, theirs)) &&
+    const ok = a.preset === "correct" && sameList(b.program, looped(bug, theirs)) &&
       fits(a, shared) && fits(b, theirs) && a.seed === b.seed &&
       optimizerName(a.optimizer) === optimizer && optimizerName(b.optimizer) === optimizer &&
       a.scenario === (setup.scenario ?? "neuron") && b.scenario === a.scenario && a.lr === b.lr &&
@@ -278,7 +280,7 @@ document.addEventListener("keydown", (e) => {
 async function start() {
   const url = readUrl();
   try {
-    presets = await api.presets();
+    presets = catalogued();
     const bugs = presets.filter((p) => p.name !== "correct");
     bug = bugs.find((p) => p.name === url.compare) ?? bugs[0];
     optimizer = optimizerName(url.setup.optimizer) ?? "sgd";
