@@ -56,7 +56,7 @@ def test_a_line_added_from_the_menu_runs_and_its_stores_show(page: Page, watch: 
     page.get_by_role("button", name="Edit the loop").click()
     for name in ("clip_grad_norm", "log_item"):
         page.get_by_label("Add", exact=True).select_option(name)
-        page.get_by_label("Where", exact=True).select_option(label="after line 4: loss.backward()")
+        page.get_by_label("at", exact=True).select_option(label="after line 4: loss.backward()")
         click_and_render(page, page.get_by_role("button", name="Add line"))
     # the program is the server's: each new line with the table's Python and comment
     lines = page.locator("button.line:not(.skipped)")
