@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..engine.entries import ENTRIES, Entry, Style
 from ..engine.program import preset_of
@@ -122,7 +121,9 @@ def _resume(session: Session, entry: Entry) -> tuple[str, ...]:
     return tuple(lines)
 
 
-Writer = Callable[[Session, Entry], tuple[str, ...]]
+class Writer(Protocol):
+    def __call__(self, session: Session, entry: Entry, /) -> tuple[str, ...]: ...
+
 
 # How the script writes each kind of line (an entry's ``unit`` names one): the forward and loss
 # lines come from the setup (the batch draw, the micro-batch share), a checkpoint holds copies,
