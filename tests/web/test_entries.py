@@ -112,11 +112,14 @@ def test_a_sessions_style_rewrites_the_lines_that_depend_on_it() -> None:
 
 
 # what a session needs for an entry to run at all (the Lab refuses it otherwise): its setup,
-# and the lines before it (scaler.update() needs a step that recorded its inf checks)
+# and the lines before it (scaler.update() needs a step that recorded its inf checks; the
+# scheduler after the optimizer's step, or PyTorch warns)
 BEFORE = ("forward", "loss", "backward(retain_graph=True)", "checkpoint")
-NEEDS: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
-    "scheduler_step": ({"scheduler": SchedulerSpec("step", 1, 0.5)}, ()),
-    "scaler_update": ({"amp": AmpSpec("float16")}, ("step",)),
+STEP_LR = {"kind": "step", "step_size": 1, "gamma": 0.5}
+# the entry: (the Lab's setup, the oracle's, the lines before it)
+NEEDS: dict[str, tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = {
+    "scheduler_step": ({"scheduler": SchedulerSpec(**STEP_LR)}, {"scheduler": STEP_LR}, ("step",)),
+    "scaler_update": ({"amp": AmpSpec("float16")}, {"amp": "float16"}, ("step",)),
 }
 
 
@@ -131,9 +134,9 @@ def test_each_row_is_whole(entry: Entry) -> None:
     assert entry.unit in WRITERS
     assert set(entry.reads) | set(entry.writes) <= set(get_args(schemas.Store))
     assert entry.comment == "" or entry.comment.startswith("# ")
-    scheduler = {"kind": "step", "step_size": 1, "gamma": 0.5}
-    plain = Plain("neuron", 0.05, scheduler=scheduler, amp="float16")
-    for before in (*BEFORE, *NEEDS.get(entry.name, ({}, ()))[1]):  # its inputs exist
+    _, setup, more = NEEDS.get(entry.name, ({}, {}, ()))
+    plain = Plain("neuron", 0.05, **setup)
+    for before in (*BEFORE, *more):  # its inputs exist
         plain.line(before)
     plain.line(entry.name)  # ValueError for a line the oracle cannot run
 
@@ -147,7 +150,7 @@ def test_the_tables_stores_are_the_contracts() -> None:
 def test_the_lab_reports_what_the_table_says_an_entry_touches(name: str) -> None:
     """On the worked example (no buffers, plain SGD) ``last`` is the row's reads and writes
     (less buffers: the model has none), the stores the page's extras decide from."""
-    setup, more = NEEDS.get(name, ({}, ()))
+    setup, _, more = NEEDS.get(name, ({}, {}, ()))
     lab = Lab("neuron", 0.05, 0, **setup)
     for before in (*BEFORE, *more):
         lab.run_line(before)
