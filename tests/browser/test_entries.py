@@ -25,8 +25,9 @@ def test_the_add_line_menu_lists_every_entry_labelled_with_its_python(
     expect(options).to_have_count(len(ENTRIES))
     shown = options.evaluate_all("os => os.map((o) => [o.value, o.textContent, o.label])")
     # every entry of the server's table, in its order, labelled with the table's Python
-    assert shown == [[e.name, e.code(), e.code()] for e in ENTRIES.values()]
-    labels = {value: label for value, _, label in shown}
+    # (an option's label is its text with white space collapsed, as Chromium shows it)
+    assert shown == [[e.name, e.code(), " ".join(e.code().split())] for e in ENTRIES.values()]
+    labels = {value: text for value, text, _ in shown}
     # the ones Chromium showed empty before, spelled out (a table that lost one fails here)
     assert labels["clip_grad_norm"] == (
         "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)"
