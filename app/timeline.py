@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .engine import LabState, LineError
-from .engine.program import ENTRIES
+from .engine.entries import ENTRIES
 from .records import AT_END, Change, Event, Journal, Saved, Setup
 
 KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be reached
@@ -46,11 +46,11 @@ class Checkpoint:
 
 
 def _uses_loss(entry: str) -> bool:
-    return ENTRIES[entry][0] == "backward"
+    return ENTRIES[entry].method == "backward"
 
 
 def _is_loss(entry: str) -> bool:
-    return ENTRIES[entry][0] == "loss"
+    return ENTRIES[entry].method == "loss"
 
 
 class Timeline:
@@ -217,7 +217,7 @@ class Timeline:
     def _line(self, entry: str, advance: bool) -> None:
         # the moments after a past one go only once the line has done something: a line the
         # Lab refuses (loss before any forward) changes nothing, so it discards nothing
-        if ENTRIES[entry][0] == "forward":
+        if ENTRIES[entry].method == "forward":
             self._cut()
             if self.head - max(self.checkpoints) >= self.every:
                 self._checkpoint()
@@ -292,7 +292,7 @@ class Timeline:
         for e in self.events[seq + 1 - self.first : target + 1 - self.first]:
             if e.op != "line":
                 continue
-            line = ENTRIES[e.entry][0]
+            line = ENTRIES[e.entry].method
             if line == "log_tensor" or (not clean and (_uses_loss(e.entry) or line == "log_item")):
                 return False
             if e.ok and _is_loss(e.entry):

@@ -14,6 +14,8 @@ from sklearn.datasets import make_moons
 from sklearn.model_selection import train_test_split
 from torch import nn
 
+from app.engine.entries import ENTRIES
+
 
 class Plain:
     """The lesson's variables (model, loss_fn, optimizer, out, loss) and nothing else."""
@@ -116,8 +118,10 @@ class Plain:
             for k in range(0, 150, 32):
                 yield order[k : k + 32]
 
-    def line(self, name: str) -> None:
-        """Run one line; a RuntimeError leaves .grad as it was (the app's contract)."""
+    def line(self, entry: str) -> None:
+        """Run one line; a RuntimeError leaves .grad as it was (the app's contract). Which line
+        and its keyword arguments: the entry's row of the table (here plain PyTorch runs it)."""
+        name, kwargs = ENTRIES[entry].method, ENTRIES[entry].kwargs
         if name == "forward":
             idx = torch.from_numpy(np.asarray(next(self.batches)))
             with self.autocast():
@@ -127,14 +131,14 @@ class Plain:
             with self.autocast():
                 out = self.out.softmax(dim=1) if self.softmax else self.out
                 self.loss = self.loss_fn(out, self.yb)
-        elif name.startswith("zero_grad"):
-            self.optimizer.zero_grad(set_to_none="False" not in name)
-        elif name.startswith("backward"):
+        elif name == "zero_grad":
+            self.optimizer.zero_grad(**kwargs)
+        elif name == "backward":
             assert self.loss is not None
             before = [None if p.grad is None else p.grad.clone() for p in self.model.parameters()]
             try:
                 loss = self.loss if self.scaler is None else self.scaler.scale(self.loss)
-                loss.backward(retain_graph="retain_graph=True" in name)
+                loss.backward(**kwargs)
             except RuntimeError:
                 for p, g in zip(self.model.parameters(), before, strict=True):
                     p.grad = g
@@ -166,10 +170,10 @@ class Plain:
         elif name == "log_tensor":
             assert self.loss is not None
             self.running_loss += self.loss
-        elif name.startswith("checkpoint"):
+        elif name == "checkpoint":
             # a copy, as torch.save then torch.load would give
             ckpt: dict[str, Any] = {"model": copy.deepcopy(self.model.state_dict())}
-            if "model_only" not in name:
+            if not kwargs.get("model_only", False):
                 ckpt["optimizer"] = copy.deepcopy(self.optimizer.state_dict())
                 if self.scaler is not None:
                     ckpt["scaler"] = copy.deepcopy(self.scaler.state_dict())

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from app import checkpoints
 from app.engine import Lab, LineError
 from app.engine.amp import AmpSpec
+from app.engine.entries import ENTRIES
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
-from app.engine.program import CORRECT, ENTRIES
+from app.engine.program import CORRECT
 from app.records import Setup
 from app.sessions import Journal
 from app.store import SqliteStore, Store

@@ -4,23 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The lesson's F2 table. A stateful optimizer (momentum, Adam) adds a fifth store that step
-# reads and writes; the rest of the real loop adds its own stores.
+from .entries import ENTRIES
+
+# The lesson's F2 table, read off the table of entries: each entry's (reads, writes). A
+# stateful optimizer (momentum, Adam) adds a fifth store that step reads and writes; the rest
+# of the real loop adds its own stores.
 EFFECTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "forward": (("params", "data"), ("graph",)),
-    "loss": (("graph", "data"), ("graph", "loss")),
-    "zero_grad": ((), ("grad",)),
-    "backward": (("loss", "graph", "grad"), ("grad", "graph")),
-    "step": (("grad", "params"), ("params",)),
-    "clip_grad_norm": (("grad",), ("grad",)),
-    "scheduler_step": (("lr",), ("lr",)),
-    "train": ((), ("mode",)),
-    "eval": ((), ("mode",)),
-    "log_item": (("loss", "running_loss"), ("running_loss",)),
-    "log_tensor": (("loss", "graph", "running_loss"), ("running_loss",)),
-    "checkpoint": (("params", "buffers", "optimizer_state"), ("ckpt",)),
-    "resume": (("ckpt",), ("params", "buffers", "grad", "optimizer_state", "mode", "lr")),
-    "scaler_update": (("scaler",), ("scaler",)),
+    e.name: (e.reads, e.writes) for e in ENTRIES.values()
 }
 STATEFUL_STEP = (("grad", "params", "optimizer_state"), ("params", "optimizer_state"))
 
@@ -43,7 +33,8 @@ def touched(
     reads: tuple[str, ...] | None = None,
     writes: tuple[str, ...] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """The stores ``line`` read and wrote; ``reads``/``writes`` replace the table's."""
+    """The stores ``line`` (an entry, or the Lab method of the plain entry of that name) read
+    and wrote; ``reads``/``writes`` replace the table's."""
     base = STATEFUL_STEP if line == "step" and setting.stateful else EFFECTS[line]
     r = list(base[0] if reads is None else reads)
     w = list(base[1] if writes is None else writes)

@@ -18,13 +18,12 @@ import torch
 from . import answer, output, scenarios, state
 from .amp import Amp, AmpSpec, check
 from .effects import Setting, touched
+from .entries import ENTRIES, Style
 from .extras import Checkpoint, Running, Schedule, clip
 from .graph import walk
 from .optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from .program import (
-    ENTRIES,
     NO_BUGS,
-    Style,
     Toggles,
     carry_cursor,
     describe,
@@ -273,14 +272,15 @@ class Lab:
     # -- the loop program ---------------------------------------------------------
 
     def run_line(self, entry: str) -> None:
-        """Run one program entry, e.g. ``backward(retain_graph=True)``."""
-        line, kwargs = ENTRIES[entry]
-        method: Callable[..., None] = getattr(self, line)
+        """Run one program entry, e.g. ``backward(retain_graph=True)``: its row of the table
+        names the method and its keyword arguments."""
+        row = ENTRIES[entry]
+        method: Callable[..., None] = getattr(self, row.method)
         # warnings and torch's default generator are process-wide: one line at a time
         with scenarios.TORCH_LOCK, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                method(**kwargs)
+                method(**row.kwargs)
             except LineError as error:
                 error.line = entry  # the page marks the program row that failed
                 raise

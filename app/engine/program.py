@@ -10,44 +10,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-# Every entry a program may hold, with the call it makes: (line, keyword arguments).
-ENTRIES: dict[str, tuple[str, dict[str, bool]]] = {
-    "forward": ("forward", {}),
-    "loss": ("loss", {}),
-    "zero_grad": ("zero_grad", {}),
-    "zero_grad(set_to_none=False)": ("zero_grad", {"set_to_none": False}),
-    "backward": ("backward", {}),
-    "backward(retain_graph=True)": ("backward", {"retain_graph": True}),
-    "step": ("step", {}),
-    "clip_grad_norm": ("clip_grad_norm", {}),
-    "scheduler_step": ("scheduler_step", {}),
-    "train": ("train", {}),
-    "eval": ("eval", {}),
-    "log_item": ("log_item", {}),
-    "log_tensor": ("log_tensor", {}),
-    "checkpoint": ("checkpoint", {}),
-    "checkpoint(model_only=True)": ("checkpoint", {"model_only": True}),
-    "resume": ("resume", {}),
-    "scaler_update": ("scaler_update", {}),
-}
+from .entries import ENTRIES, Style
+
 MAX_PROGRAM = 20  # entries in a program a student writes
 
 CORRECT = ("forward", "loss", "zero_grad", "backward", "step")
-
-
-# the Python of the entries that are one fixed line
-FIXED = {
-    "scheduler_step": "scheduler.step()",
-    "train": "model.train()",
-    "eval": "model.eval()",
-    "log_item": "running_loss += loss.item()",
-    "log_tensor": "running_loss += loss",
-    "checkpoint": 'ckpt = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}',
-    "checkpoint(model_only=True)": 'ckpt = {"model": model.state_dict()}',
-    "resume": "model, optimizer = fresh(ckpt)  # new model and optimizer, then load_state_dict "
-    "of what ckpt holds",
-    "scaler_update": "scaler.update()",
-}
 
 
 def code(
@@ -61,57 +28,17 @@ def code(
 ) -> str:
     """The exact Python an entry stands for. ``amp`` (bfloat16, float16) puts forward and loss
     under autocast; ``scaler`` routes backward and step through the GradScaler."""
-    line, kwargs = ENTRIES[entry]
-    args = ", ".join(f"{k}={v}" for k, v in kwargs.items())
-    autocast = f'with torch.autocast("cpu", dtype=torch.{amp}): ' if amp else ""
-    if entry == "checkpoint" and scaler:
-        return (
-            'ckpt = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), '
-            '"scaler": scaler.state_dict()}'
-        )
-    if entry in FIXED:
-        return FIXED[entry]
-    if line == "forward":
-        return autocast + "out = model(X)"
-    if line == "loss":
-        out = "out.softmax(dim=1)" if softmax else "out"
-        by_k = f" / {accumulate}" if accumulate > 1 else ""
-        return autocast + f"loss = loss_fn({out}, y)" + by_k
-    if line == "backward":
-        return f"scaler.scale(loss).backward({args})" if scaler else f"loss.backward({args})"
-    if line == "clip_grad_norm":
-        clip = f"torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm={max_norm})"
-        return "scaler.unscale_(optimizer); " + clip if scaler else clip
-    if line == "step" and scaler:
-        return "scaler.step(optimizer)"
-    return f"optimizer.{line}({args})"
-
-
-@dataclass(frozen=True)
-class Style:
-    """How a session writes its lines (see ``code``)."""
-
-    accumulate: int = 1
-    max_norm: float = 1.0
-    softmax: bool = False
-    amp: str | None = None
-    scaler: bool = False
+    return ENTRIES[entry].code(Style(accumulate, max_norm, softmax, amp, scaler))
 
 
 def describe(program: list[str], style: Style) -> dict[str, Any]:
     """What a Session says about its program: toggles, entries, their Python, the preset."""
     toggles = toggles_of(program)
-    s = style
     return {
         "toggles": {"skip_zero_grad": toggles.skip_zero_grad, "step_first": toggles.step_first},
         "program": list(program),
-        "code": [
-            code(
-                e, s.accumulate, max_norm=s.max_norm, softmax=s.softmax, amp=s.amp, scaler=s.scaler
-            )
-            for e in program
-        ],
-        "preset": preset_of(program, s.softmax, s.amp, s.scaler),
+        "code": [ENTRIES[e].code(style) for e in program],
+        "preset": preset_of(program, style.softmax, style.amp, style.scaler),
     }
 
 
@@ -146,7 +73,7 @@ def with_scaler(program: list[str] | tuple[str, ...]) -> list[str]:
 
 def toggles_of(program: list[str]) -> Toggles:
     """The toggles a program shows: no zero_grad at all; a step before the last backward."""
-    lines = [ENTRIES[e][0] for e in program]
+    lines = [ENTRIES[e].method for e in program]
     skip = "zero_grad" not in lines
     first = (
         "step" in lines

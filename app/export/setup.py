@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine import scenarios
-from ..engine.program import ENTRIES, code
+from ..engine.entries import ENTRIES
+from ..engine.program import code
 
 Setup = dict[str, Any]
 

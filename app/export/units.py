@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
-from ..engine.program import ENTRIES, code, preset_of
+from ..engine.entries import ENTRIES, Entry, Style
+from ..engine.program import preset_of
 from .setup import Session, Unsupported, _num, _program
 
 Event = dict[str, Any]
@@ -37,10 +38,6 @@ REFUSED = {
 }
 USES_LOSS = ("backward", "log_item", "log_tensor")
 
-
-# The entries an exported script can write: all of them (the moons model options dropout,
-# batchnorm and softmax are refused at the setup, never written wrongly).
-EXPORTABLE = frozenset(ENTRIES)
 
 # -- what the events become -------------------------------------------------------
 
@@ -82,30 +79,27 @@ class _State:
 
 
 def _line(session: Session, entry: str) -> tuple[str, ...]:
-    name = ENTRIES[entry][0]
-    if name == "forward":
-        return session.forward
-    if name == "loss":
-        return (session.loss,)
-    if name == "checkpoint":
-        return _checkpoint(session, ENTRIES[entry][1].get("model_only", False))
-    if name == "resume":
-        return _resume(session)
-    return (code(entry, max_norm=session.max_norm, amp=session.amp, scaler=session.scaler),)
+    return UNITS[entry](session, ENTRIES[entry])
 
 
-def _checkpoint(session: Session, model_only: bool) -> tuple[str, ...]:
+def _code(session: Session, entry: Entry) -> tuple[str, ...]:
+    """The entry's own line, in the session's style (the code panel's Python)."""
+    style = Style(max_norm=session.max_norm, amp=session.amp, scaler=session.scaler)
+    return (entry.code(style),)
+
+
+def _checkpoint(session: Session, entry: Entry) -> tuple[str, ...]:
     """Copies, as ``torch.save`` then ``torch.load`` would give them (as the Lab holds them): a
     bare ``state_dict()`` shares the live tensors, which the next step changes."""
     parts = ['"model": copy.deepcopy(model.state_dict())']
-    if not model_only:
+    if not entry.kwargs.get("model_only", False):
         parts.append('"optimizer": copy.deepcopy(optimizer.state_dict())')
         if session.scaler:
             parts.append('"scaler": scaler.state_dict()')
     return (f"ckpt = {{{', '.join(parts)}}}  # copies, as torch.save then torch.load give",)
 
 
-def _resume(session: Session) -> tuple[str, ...]:
+def _resume(session: Session, entry: Entry) -> tuple[str, ...]:
     """What a restarted job does: a fresh model and optimizer (train mode, no .grad, no
     optimizer state, the creation lr), then ``load_state_dict`` of what ckpt holds."""
     lines = [
@@ -127,8 +121,28 @@ def _resume(session: Session) -> tuple[str, ...]:
     return tuple(lines)
 
 
+class Writer(Protocol):
+    def __call__(self, session: Session, entry: Entry, /) -> tuple[str, ...]: ...
+
+
+# How the script writes each kind of line (an entry's ``unit`` names one): the forward and loss
+# lines come from the setup (the batch draw, the micro-batch share), a checkpoint holds copies,
+# resume is what a restarted job does; every other entry is its own line of Python.
+WRITERS: dict[str, Writer] = {
+    "forward": lambda session, entry: session.forward,
+    "loss": lambda session, entry: (session.loss,),
+    "checkpoint": _checkpoint,
+    "resume": _resume,
+    "line": _code,
+}
+# The export's unit of every entry: all of them can be written (the moons model options
+# dropout, batchnorm and softmax are refused at the setup, never written wrongly).
+UNITS: dict[str, Writer] = {e.name: WRITERS[e.unit] for e in ENTRIES.values()}
+EXPORTABLE = frozenset(UNITS)
+
+
 def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[str, ...]:
-    name = ENTRIES[entry][0]
+    name = ENTRIES[entry].method
     lines = _line(session, entry)
     missing = (name == "loss" and not state.out) or (name in USES_LOSS and not state.loss)
     if missing or (name in REFUSED and error == REFUSED[name][1]):
@@ -174,7 +188,7 @@ def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
                     f"the export cannot write the line {entry!r} as a script yet: this "
                     "session's log holds it"
                 )
-            name = ENTRIES[entry][0]
+            name = ENTRIES[entry].method
             if name == "backward" and state.old_graph:
                 raise Unsupported(
                     "the export cannot write a backward through a graph built before resume "

@@ -16,7 +16,7 @@ from ..engine import Toggles
 from ..engine import scenarios as catalogue
 from ..engine.amp import AmpSpec
 from ..engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
-from ..engine.program import PRESETS, program_for
+from ..engine.program import program_for
 from ..quizzes import self_study_preset
 from ..records import Setup
 from ..sessions import Session as LiveSession
@@ -24,6 +24,7 @@ from ..sessions import SessionBusy, SessionStore
 from ..store import NotOwner
 from ..timeline import Timeline, TimelineError
 from .answers import Output, Problem, Session
+from .catalogue import presets_out
 from .schemas import (
     BackwardBody,
     CreateSession,
@@ -162,16 +163,7 @@ def list_scenarios() -> list[Any]:
 @router.get("/presets", response_model=list[PresetOut])
 def list_presets() -> list[Any]:
     """Loop programs with a bug in them, each explained in the lesson's terms."""
-    return [
-        {
-            "name": p.name,
-            "title": p.title,
-            "program": list(p.program),
-            "explanation": p.explanation,
-            "setup": dict(p.setup),
-        }
-        for p in PRESETS
-    ]
+    return presets_out()
 
 
 def optimizer_spec(body: CreateSession) -> OptimizerSpec:

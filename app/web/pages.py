@@ -8,6 +8,7 @@ from fastapi.templating import Jinja2Templates
 
 from ..engine.scenarios import SCENARIOS
 from ..lectures import normal
+from .catalogue import catalogue
 
 router = APIRouter()
 
@@ -20,7 +21,9 @@ def index(request: Request) -> HTMLResponse:
     # full page never flashes before the script runs
     embed = request.query_params.get("embed") == "1"
     return templates.TemplateResponse(
-        request, "index.html", {"scenarios": scenarios, "embed": embed}
+        request,
+        "index.html",
+        {"scenarios": scenarios, "embed": embed, "catalogue": catalogue()},
     )
 
 
@@ -28,7 +31,9 @@ def index(request: Request) -> HTMLResponse:
 def join(request: Request) -> HTMLResponse:
     """Students type the join code here."""
     templates: Jinja2Templates = request.app.state.templates
-    return templates.TemplateResponse(request, "follow.html", {"code": "", "root": ""})
+    return templates.TemplateResponse(
+        request, "follow.html", {"code": "", "root": "", "catalogue": catalogue()}
+    )
 
 
 @router.get("/l/{code}", response_class=HTMLResponse, include_in_schema=False)
@@ -36,4 +41,6 @@ def lecture(request: Request, code: str) -> HTMLResponse:
     """A lecture, followed live and read-only (the page says so if the code is unknown)."""
     templates: Jinja2Templates = request.app.state.templates
     code = normal(code)[:12]
-    return templates.TemplateResponse(request, "follow.html", {"code": code, "root": "../"})
+    return templates.TemplateResponse(
+        request, "follow.html", {"code": code, "root": "../", "catalogue": catalogue()}
+    )

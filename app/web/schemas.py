@@ -2,34 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..engine import scenarios as catalogue
+from ..engine.entries import ENTRIES
 from ..engine.program import MAX_PROGRAM
 
 Scenario = Literal["neuron", "moons", "parabola"]
-# one entry of a loop program, exactly the Python it runs
-Entry = Literal[
-    "forward",
-    "loss",
-    "zero_grad",
-    "zero_grad(set_to_none=False)",
-    "backward",
-    "backward(retain_graph=True)",
-    "step",
-    "clip_grad_norm",
-    "scheduler_step",
-    "train",
-    "eval",
-    "log_item",
-    "log_tensor",
-    "checkpoint",
-    "checkpoint(model_only=True)",
-    "resume",
-    "scaler_update",
-]
+# one entry of a loop program (its name in the table of entries, app/engine/entries.py)
+if TYPE_CHECKING:
+    Entry = str
+else:  # the enum the schema lists is the table's names, in its order
+    Entry = Literal[tuple(ENTRIES)]
 Store = Literal[
     "params",
     "data",

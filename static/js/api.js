@@ -3,6 +3,8 @@
 // Paths are relative to the page ("api/...", never "/api/..."), so the page also works
 // under a reverse proxy's prefix (https://ml.school.edu/loop-stepper/).
 
+import { entry } from "./catalogue.js";
+
 /** A 422's detail is a list of pydantic errors: say each as "where: what". */
 function words(detail) {
   if (typeof detail === "string") return detail;
@@ -84,20 +86,14 @@ async function onSession(method, id, suffix = "", body) {
 }
 
 export const api = {
-  scenarios: () => call("GET", "api/scenarios"),
-  presets: () => call("GET", "api/presets"),
   create: async (setup) => merge(await call("POST", "api/sessions", setup)),
   get: (id) => onSession("GET", id),
   patch: (id, changes) => onSession("PATCH", id, "", changes),
-  line: (id, entry) => {
-    // a program entry is the Python it runs; the two with arguments carry them in the body
-    if (entry === "zero_grad(set_to_none=False)") {
-      return onSession("POST", id, "/zero_grad", { set_to_none: false });
-    }
-    if (entry === "backward(retain_graph=True)") {
-      return onSession("POST", id, "/backward", { retain_graph: true });
-    }
-    return onSession("POST", id, `/${entry}`);
+  line: (id, name) => {
+    // the entry's Lab method is its endpoint; its keyword arguments, if any, the body
+    const e = entry(name) ?? { method: name, arguments: {} };
+    const body = Object.keys(e.arguments).length ? e.arguments : undefined;
+    return onSession("POST", id, `/${e.method}`, body);
   },
   next: (id) => onSession("POST", id, "/next"),
   run: (id, iterations) => onSession("POST", id, "/run", { iterations }),

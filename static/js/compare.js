@@ -10,8 +10,9 @@
 // GradScaler) goes on the bug's side only.
 
 import { api, ApiError } from "./api.js";
+import { presets as catalogued } from "./catalogue.js";
 import { lineUp, planNext, planRun, view } from "./lockstep.js";
-import { readUrl, sameList, setupParams } from "./state.js";
+import { presetProgram, readUrl, sameList, setupParams } from "./state.js";
 import { createChart, legend } from "./views/chart.js";
 import { createAnnouncer, createLive, describe } from "./views/controls.js";
 import { createPane } from "./views/pane.js";
@@ -41,9 +42,10 @@ function setups(preset) {
   return { shared, own };
 }
 
-/** The loop as a session with this setup runs it: a GradScaler's ends with scaler.update(). */
-const looped = (program, setup) =>
-  setup.amp === "float16" && setup.grad_scaler !== false ? [...program, "scaler_update"] : program;
+/** A preset's loop as a session with this setup runs it: a GradScaler's ends with
+ * scaler.update() (the server's scaled_program). */
+const looped = (preset, setup) =>
+  presetProgram(preset, setup.amp === "float16" && setup.grad_scaler !== false);
 
 /** Whether a session was made with what `setup` asks for. */
 function fits(s, setup) {
@@ -234,7 +236,7 @@ async function makePair(scenario = "neuron", lr) {
   const a = await api.create({ ...common, ...(lr ? { lr } : {}) });
   const theirs = { ...common, ...own };
   sessions.bug = await api.create({
-    ...theirs, lr: a.lr, seed: a.seed, program: looped(bug.program, theirs),
+    ...theirs, lr: a.lr, seed: a.seed, program: looped(bug, theirs),
   });
   sessions.correct = a;
   apart = false; // two new loops at row 0
@@ -250,7 +252,7 @@ async function storedPair(setup) {
     const [a, b] = await Promise.all([api.get(ids.correct), api.get(ids.bug)]);
     const { shared, own } = setups(bug);
     const theirs = { ...shared, ...own };
-    const ok = a.preset === "correct" && sameList(b.program, looped(bug.program, theirs)) &&
+    const ok = a.preset === "correct" && sameList(b.program, looped(bug, theirs)) &&
       fits(a, shared) && fits(b, theirs) && a.seed === b.seed &&
       optimizerName(a.optimizer) === optimizer && optimizerName(b.optimizer) === optimizer &&
       a.scenario === (setup.scenario ?? "neuron") && b.scenario === a.scenario && a.lr === b.lr &&
@@ -327,7 +329,7 @@ document.addEventListener("keydown", (e) => {
 async function start() {
   const url = readUrl();
   try {
-    presets = await api.presets();
+    presets = catalogued();
     const bugs = presets.filter((p) => p.name !== "correct");
     bug = bugs.find((p) => p.name === url.compare) ?? bugs[0];
     optimizer = optimizerName(url.setup.optimizer) ?? "sgd";

@@ -5,6 +5,7 @@
 
 import qrcode from "../vendor/qrcode-generator/qrcode.js";
 import { api, ApiError } from "./api.js";
+import { catalogue } from "./catalogue.js";
 import { renderTally } from "./views/tally.js";
 
 const $ = (id) => document.getElementById(id);
@@ -113,7 +114,7 @@ $("lecture-end").addEventListener("click", async () => {
 /** The question's choices, one checkbox per preset, named as the API names them. */
 async function choices() {
   if ($("quiz-choices").childElementCount) return;
-  const presets = await api.presets();
+  const presets = catalogue().presets;
   $("quiz-choices").replaceChildren(...presets.map((p) => {
     const label = document.createElement("label");
     label.className = "check";

@@ -2,35 +2,18 @@
 // scenario, lr, optimizer, accumulation, the parabola and the loop) and sessionStorage (the
 // student's live session survives a reload, but a new tab starts fresh).
 
+import { catalogue, defaultProgram, entry, scenarios } from "./catalogue.js";
+
 const KEY = "loop-stepper.session";
-export const SCENARIOS = ["neuron", "moons", "parabola"];
-export const ENTRIES = [
-  "forward", "loss", "zero_grad", "zero_grad(set_to_none=False)", "backward",
-  "backward(retain_graph=True)", "step", "clip_grad_norm", "scheduler_step", "train", "eval",
-  "log_item", "log_tensor", "checkpoint", "checkpoint(model_only=True)", "resume", "scaler_update",
-];
 // the presets the two checkboxes already say; any other program goes in the URL itself
 const TOGGLE_PRESETS = ["correct", "skip_zero_grad", "step_first"];
-
-/** The server's default loop for these toggles (app/engine/program.py, program_for). */
-export function programFor(toggles, k = 1, scaler = false) {
-  const lines = k === 1
-    ? ["forward", "loss", "zero_grad", "backward", "step"]
-    : ["zero_grad", ...Array(k).fill(["forward", "loss", "backward"]).flat(), "step"];
-  if (toggles.step_first) {
-    const b = lines.lastIndexOf("backward"), s = lines.indexOf("step");
-    [lines[b], lines[s]] = [lines[s], lines[b]];
-  }
-  if (toggles.skip_zero_grad) lines.splice(lines.indexOf("zero_grad"), 1);
-  return scaler ? [...lines, "scaler_update"] : lines;
-}
 
 /** Whether backward and step go through a GradScaler (its loop ends with scaler.update()). */
 export const scaled = (session) => Boolean(session.amp?.scaler);
 
 /** A preset's loop as a session runs it: with a GradScaler, scaler.update() at its end. */
 export const presetProgram = (preset, scaler) =>
-  scaler ? [...preset.program, "scaler_update"] : [...preset.program];
+  [...(scaler ? preset.scaled_program : preset.program)];
 
 export const sameList = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
@@ -72,7 +55,7 @@ export function readUrl(search = location.search) {
   const q = new URLSearchParams(search);
   const setup = {};
   const scenario = q.get("scenario");
-  if (SCENARIOS.includes(scenario)) setup.scenario = scenario;
+  if (scenarios().some((s) => s.name === scenario)) setup.scenario = scenario;
   const lr = number(q, "lr", 0, 100);
   if (lr !== undefined && lr > 0) setup.lr = lr;
   for (const flag of ["skip_zero_grad", "step_first"]) {
@@ -119,10 +102,10 @@ export function readUrl(search = location.search) {
     setup.amp = amp;
     if (amp === "float16" && q.get("grad_scaler") === "0") setup.grad_scaler = false;
   }
-  const program = (q.get("program") ?? "").split(",").filter((e) => ENTRIES.includes(e));
+  const program = (q.get("program") ?? "").split(",").filter((e) => entry(e));
   return {
     setup,
-    program: program.length && program.length <= 20 ? program : null,
+    program: program.length && program.length <= catalogue().max_program ? program : null,
     preset: q.get("preset"),
     compare: q.get("compare"),
     snapshot: q.get("snapshot"),
@@ -179,7 +162,8 @@ export function writeUrl(session, present) {
   }
   if (session.max_norm !== 1) q.set("max_norm", String(session.max_norm));
   setupParams(session, q);
-  if (!sameList(session.program, programFor(session.toggles, session.accumulate, scaled(session)))) {
+  const usual = defaultProgram(session.toggles, session.accumulate, scaled(session));
+  if (!usual || !sameList(session.program, usual)) {
     if (session.preset && !TOGGLE_PRESETS.includes(session.preset)) q.set("preset", session.preset);
     else q.set("program", session.program.join(","));
   }

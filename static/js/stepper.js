@@ -5,6 +5,7 @@
 
 import { createActions } from "./actions.js";
 import { api, ApiError } from "./api.js";
+import { catalogue } from "./catalogue.js";
 import { installKeys } from "./keys.js";
 import { createPainter, current, travelled } from "./paint.js";
 import {
@@ -161,8 +162,8 @@ async function start() {
   const url = readUrl();
   setPresent(url.present);
   try {
-    const presets = await api.presets();
-    current.scenarios = await api.scenarios();
+    const presets = catalogue().presets;
+    current.scenarios = catalogue().scenarios;
     editor.setPresets(presets);
     const preset = presets.find((p) => p.name === url.preset);
     const scaler = url.setup.amp === "float16" && url.setup.grad_scaler !== false;

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from app.engine import Lab, LineError, Toggles
 from app.engine.amp import AmpSpec
-from app.engine.program import ENTRIES
+from app.engine.entries import ENTRIES
 from tests.oracle import Plain
 
 

@@ -7,7 +7,7 @@ from typing import Any, get_args
 import httpx
 import pytest
 
-from app.engine.program import ENTRIES
+from app.engine.entries import ENTRIES
 from app.web.answers import Session
 from app.web.schemas import Entry
 from tests.oracle import Plain

@@ -3,24 +3,23 @@
 // Enter runs it out of order (how a student tries "backward twice"). A zero_grad dropped by
 // "Skip zero_grad" stays visible, struck through, where it used to be.
 
-const COMMENT = {
-  forward: "# forward: builds the graph",
-  loss: "# loss: the last node",
-  zero_grad: "# empty the buffers",
-  backward: "# add gradients into .grad",
-  step: "# move the parameters",
-};
-const base = (entry) => entry.split("(")[0];
+import { entry } from "../catalogue.js";
+
+// the lesson's "Skip zero_grad" drops the entry of this name (the toggle is named after it)
+const ZERO_GRAD = "zero_grad";
 
 /** Rows to show: the program, plus a struck-through zero_grad when the toggle dropped it. */
 export function rows(session) {
   const out = session.program.map((entry, index) => ({
     entry, index, source: session.code?.[index] ?? entry, skipped: false,
   }));
-  const hasZero = session.program.some((e) => base(e) === "zero_grad");
+  const zeroGrad = entry(ZERO_GRAD);
+  const hasZero = session.program.some((e) => entry(e)?.method === zeroGrad.method);
   if (session.toggles.skip_zero_grad && !hasZero) {
-    const at = session.program.indexOf("loss") + 1 || Math.min(2, out.length);
-    out.splice(at, 0, { entry: "zero_grad", index: -1, source: "optimizer.zero_grad()", skipped: true });
+    // where the default loop has it: right after the entry that writes the loss
+    const writesLoss = (e) => entry(e)?.writes.includes("loss");
+    const at = session.program.findIndex(writesLoss) + 1 || Math.min(2, out.length);
+    out.splice(at, 0, { entry: ZERO_GRAD, index: -1, source: zeroGrad.python, skipped: true });
   }
   return out;
 }
@@ -57,7 +56,7 @@ export function createCode(root, onLine, decorate = () => {}) {
       });
       parts[0].setAttribute("aria-hidden", "true");
       parts[1].textContent = row.source;
-      parts[2].textContent = COMMENT[base(row.entry)] ?? "";
+      parts[2].textContent = entry(row.entry)?.comment ?? "";
       button.append(...parts);
       button.addEventListener("click", () => {
         ranIndex = row.index;

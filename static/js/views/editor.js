@@ -6,18 +6,9 @@
 // `change(rewrite)` queues a PATCH of `rewrite(copy of the program)`, resolving to true if
 // it was accepted.
 
-import { ENTRIES, presetProgram, scaled } from "../state.js";
+import { defaultProgram, entries } from "../catalogue.js";
+import { presetProgram, sameList, scaled } from "../state.js";
 
-// the Python of each entry, for the "Add" menu (the Session's `code` has only those in use)
-export const PYTHON = {
-  forward: "out = model(X)",
-  loss: "loss = loss_fn(out, y)",
-  zero_grad: "optimizer.zero_grad()",
-  "zero_grad(set_to_none=False)": "optimizer.zero_grad(set_to_none=False)",
-  backward: "loss.backward()",
-  "backward(retain_graph=True)": "loss.backward(retain_graph=True)",
-  step: "optimizer.step()",
-};
 const TOOLS = [
   ["up", "↑", "Move", "up"],
   ["down", "↓", "Move", "down"],
@@ -40,7 +31,8 @@ export function createEditor(change) {
   };
   let session = null;
   let presets = [];
-  els.entry.replaceChildren(...ENTRIES.map((e) => option(e, PYTHON[e])));
+  // every entry of the server's table, labelled with its Python (the plain style's line)
+  els.entry.replaceChildren(...entries().map((e) => option(e.name, e.python)));
 
   function setEditing(on) {
     els.toggle.setAttribute("aria-pressed", String(on));
@@ -121,7 +113,7 @@ export function createEditor(change) {
       const k = session.accumulate;
       const words = chosen
         ? [chosen.title, chosen.explanation]
-        : k > 1 && session.program[0] === "zero_grad" && session.program.length === 3 * k + 2
+        : k > 1 && sameList(session.program, defaultProgram({}, k, scaled(session)) ?? [])
           ? ["Gradient accumulation", `zero_grad once, then forward, the loss divided by ${k} and backward ${k} times, then one step: backward adds, so .grad ends as the full batch's gradient.`]
           : ["Your own loop", "No preset matches it. Run it and read the numbers."];
       const key = words.join("|");

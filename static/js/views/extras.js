@@ -3,9 +3,8 @@
 // (and, when it is a tensor, the graphs it keeps alive), the checkpoint, and what the line
 // just run returned or warned. Each shows only when the session can touch it.
 
+import { touches } from "../catalogue.js";
 import { display } from "../format.js";
-
-const uses = (s, ...entries) => s.program.some((e) => entries.some((x) => e.startsWith(x)));
 
 function row(store, title) {
   const el = document.createElement("div");
@@ -46,13 +45,16 @@ export function createExtras(section, body) {
   return function render(s) {
     const dtype = s.params[0]?.dtype ?? "float64";
     const fmt = (v) => display(v, dtype);
+    // a store shows when the session has it, or a line of its program reads or writes it
+    // (the server's table says which); buffers only when the model has some to show
+    const uses = (store) => touches(s.program, store);
     const show = {
-      lr: Boolean(s.scheduler) || uses(s, "scheduler_step"),
+      lr: Boolean(s.scheduler) || uses("lr"),
       mode: s.model_options.dropout > 0 || s.model_options.batchnorm || s.mode === "eval" ||
-        uses(s, "train", "eval"),
+        uses("mode"),
       buffers: s.buffers.length > 0,
-      running_loss: uses(s, "log_") || s.running_loss.value !== 0,
-      ckpt: Boolean(s.ckpt) || uses(s, "checkpoint", "resume"),
+      running_loss: uses("running_loss") || s.running_loss.value !== 0,
+      ckpt: Boolean(s.ckpt) || uses("ckpt"),
     };
     rows.lr.body.textContent = `optimizer.param_groups[0]["lr"] = ${fmt(s.lr)} (${describeScheduler(s)})`;
     rows.mode.body.textContent = `model.training = ${s.mode === "train" ? "True" : "False"}` +
@@ -81,7 +83,7 @@ export function createExtras(section, body) {
     if (last?.result !== null && last?.result !== undefined) {
       parts.push(`${last.line} returned ${fmt(last.result)}` +
         (last.scaled ? `: above max_norm ${s.max_norm}, every .grad scaled down`
-          : last.line === "clip_grad_norm" ? ": nothing scaled" : ""));
+          : last.scaled === false ? ": nothing scaled" : ""));
     }
     for (const w of last?.warnings ?? []) parts.push(`PyTorch warned: ${w}`);
     said.textContent = parts.join(" ");

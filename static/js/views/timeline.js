@@ -3,23 +3,16 @@
 // server: at most one rewind is in flight, and when it lands the newest position asked for
 // is sent next, so a drag always ends on where the thumb was let go.
 
-const $ = (id) => document.getElementById(id);
-const base = (entry) => entry.split("(")[0];
-// each entry's Python when the session's own code no longer lists it (the program changed)
-const PYTHON = {
-  forward: () => "out = model(X)",
-  loss: () => "loss = loss_fn(out, y)",
-  zero_grad: (args) => `optimizer.zero_grad(${args})`,
-  backward: (args) => `loss.backward(${args})`,
-  step: () => "optimizer.step()",
-};
+import { entry } from "../catalogue.js";
 
-/** The Python of a program entry, as the session's code panel shows it. */
-export function python(session, entry) {
-  const i = session.program.indexOf(entry);
+const $ = (id) => document.getElementById(id);
+
+/** The Python of a program entry, as the session's code panel shows it; one the program no
+ * longer holds (it changed since) as the server's table writes it. */
+export function python(session, name) {
+  const i = session.program.indexOf(name);
   if (i >= 0 && session.code?.[i]) return session.code[i];
-  const args = entry.includes("(") ? entry.slice(entry.indexOf("(") + 1, -1) : "";
-  return PYTHON[base(entry)]?.(args) ?? entry;
+  return entry(name)?.python ?? name;
 }
 
 /**
