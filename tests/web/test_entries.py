@@ -115,7 +115,7 @@ def test_a_sessions_style_rewrites_the_lines_that_depend_on_it() -> None:
 # and the lines before it (scaler.update() needs a step that recorded its inf checks; the
 # scheduler after the optimizer's step, or PyTorch warns)
 BEFORE = ("forward", "loss", "backward(retain_graph=True)", "checkpoint")
-STEP_LR = {"kind": "step", "step_size": 1, "gamma": 0.5}
+STEP_LR: dict[str, Any] = {"kind": "step", "step_size": 1, "gamma": 0.5}
 # the entry: (the Lab's setup, the oracle's, the lines before it)
 NEEDS: dict[str, tuple[dict[str, Any], dict[str, Any], tuple[str, ...]]] = {
     "scheduler_step": ({"scheduler": SchedulerSpec(**STEP_LR)}, {"scheduler": STEP_LR}, ("step",)),
