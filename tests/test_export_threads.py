@@ -15,11 +15,13 @@ from tests.test_export import PRESET, Recorder, make_setup, notebook_code, run_a
 pytestmark = pytest.mark.usefixtures("server_threads")
 SET_THREADS = "torch.set_num_threads({})  # the session's count: parallel sums' last digits"
 SET_DTYPE = "torch.set_default_dtype(torch.float32)  # the session's: new layers draw their"
+SET_DENORMAL = "torch.set_flush_denormal(False)  # the session's: numbers below 1e-308"
 
 
 def sessions() -> list[Recorder]:
     """BatchNorm, dropout, float32 with autocast (bfloat16; float16 with a GradScaler),
-    accumulation (uneven micro-batches, and with BatchNorm), the neuron: 7 iterations each."""
+    accumulation (uneven micro-batches, and with BatchNorm), the neuron, a parabola of tiny
+    numbers: 7 iterations each."""
     float32 = {"dtype": "float32"}
     recs = [
         Recorder(make_setup("moons") | {"batchnorm": True}),
@@ -33,6 +35,8 @@ def sessions() -> list[Recorder]:
         Recorder(make_setup("moons", accumulate=4, seed=1)),
         Recorder(make_setup("moons", accumulate=3) | {"batchnorm": True} | float32),
         Recorder(make_setup("neuron")),
+        # theta* = 1e-310: float64's subnormal numbers, which flush-denormal would make 0
+        Recorder(make_setup("parabola", 0.09, options={"theta_star": 1e-310})),
     ]
     for rec in recs:
         rec.run(7)
@@ -45,21 +49,24 @@ def test_scripts_and_notebooks_run_with_more_threads_to_the_same_numbers(
     recs = sessions()
     sources = [export.script(rec.setup, rec.events, threads=1) for rec in recs]
     for source in sources:
-        assert SET_THREADS.format(1) in source and SET_DTYPE in source
+        assert SET_THREADS.format(1) in source and SET_DTYPE in source and SET_DENORMAL in source
         assert "intra-op threads" not in source  # one thread: the header says nothing of it
     books = [notebook_code(rec) for rec in recs]
     assert all(SET_THREADS.format(1) in book for book in books)
-    # The test can fail: BatchNorm's script without its set_num_threads line (run first, so
-    # with the 4 threads of the environment) misses the session's numbers; so does the
-    # neuron's with float64 as the default dtype, which it leaves set for every script after
-    # it in that interpreter (as a kernel that ran something else first): they set float32.
-    threads = sources[0].replace("torch.set_num_threads(1)", "pass")
-    dtype = sources[-1].replace(
-        "set_default_dtype(torch.float32)", "set_default_dtype(torch.float64)"
-    )
-    results = run_all([threads, dtype, *sources, *books], tmp_path)
-    assert results[0][0] != recs[0].expected() and results[1][0] != recs[-1].expected()
-    for n, (got, _) in enumerate(results[2:]):
+    # The test can fail. Each control misses its session's numbers: BatchNorm's script without
+    # its set_num_threads line (run first: with the environment's 4 threads), the neuron's
+    # with float64 as the default dtype, the tiny parabola's with denormals flushed to 0. The
+    # last two leave their setting on for every script after them in that interpreter (as a
+    # kernel that ran something else first): each of those must set the session's own.
+    controls = [
+        sources[0].replace("torch.set_num_threads(1)", "pass"),
+        sources[-2].replace("default_dtype(torch.float32)", "default_dtype(torch.float64)"),
+        sources[-1].replace("flush_denormal(False)", "flush_denormal(True)"),
+    ]
+    results = run_all([*controls, *sources, *books], tmp_path)
+    for (got, _), rec in zip(results[:3], [recs[0], *recs[-2:]], strict=True):
+        assert got != rec.expected()
+    for n, (got, _) in enumerate(results[3:]):
         rec = recs[n % len(recs)]
         assert got == rec.expected(), f"setup {rec.setup}"
 

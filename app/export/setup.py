@@ -193,7 +193,9 @@ def _data(
 
 
 def _numerics(threads: int) -> list[str]:
-    """What the process computed with that can change a last digit, set as the session had it."""
+    """The process-wide settings that changed a session's numbers when changed (tried on real
+    sessions, see docs), set as the server had them: whatever ran before in a notebook's kernel
+    or a student's machine chose, the script computes as the session did."""
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a whole number of 1 or more, not {threads!r}")
     return [
@@ -201,6 +203,8 @@ def _numerics(threads: int) -> list[str]:
         "depend on it",
         "torch.set_default_dtype(torch.float32)  # the session's: new layers draw their "
         "weights in it",
+        "torch.set_flush_denormal(False)  # the session's: numbers below 1e-308 (float64) are "
+        "kept, not made 0",
     ]
 
 
