@@ -30,7 +30,8 @@ PRESET = {p.name: list(p.program) for p in PRESETS}
 # The Labs here compute with the server's one intra-op thread (the server_threads fixture);
 # every script runs with more, as on a student's laptop: a script that did not set the
 # session's count itself would sum in another order (BatchNorm's statistics) and miss digits.
-MORE_THREADS = {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
+# (MKL_DYNAMIC=FALSE: else torch starts with no more threads than the machine has cores.)
+MORE_THREADS = {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4", "MKL_DYNAMIC": "FALSE"}
 pytestmark = pytest.mark.usefixtures("server_threads")
 ALLOWED_IMPORTS = {"copy", "json", "math", "torch", "numpy", "sklearn"}
 

@@ -19,7 +19,8 @@ from app.settings import Settings
 from tests.conftest import serve
 
 # More intra-op threads than the server computes with (1 by default): a student's laptop.
-MORE_THREADS = {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
+# (MKL_DYNAMIC=FALSE: else torch starts with no more threads than the machine has cores.)
+MORE_THREADS = {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4", "MKL_DYNAMIC": "FALSE"}
 
 
 def run_python(code: str, where: Path) -> dict[str, Any]:
