@@ -15,7 +15,7 @@ from tests.test_export import PRESET, Recorder, make_setup, notebook_code, run_a
 pytestmark = pytest.mark.usefixtures("server_threads")
 SET_THREADS = "torch.set_num_threads({})  # the session's count: parallel sums' last digits"
 SET_DTYPE = "torch.set_default_dtype(torch.float32)  # the session's: new layers draw their"
-SET_DENORMAL = "torch.set_flush_denormal(False)  # the session's: numbers below 1e-308"
+SET_DENORMAL = "torch.set_flush_denormal(False)  # the session's: tiny (subnormal) numbers"
 
 
 def sessions() -> list[Recorder]:

@@ -203,8 +203,8 @@ def _numerics(threads: int) -> list[str]:
         "depend on it",
         "torch.set_default_dtype(torch.float32)  # the session's: new layers draw their "
         "weights in it",
-        "torch.set_flush_denormal(False)  # the session's: numbers below 1e-308 (float64) are "
-        "kept, not made 0",
+        "torch.set_flush_denormal(False)  # the session's: tiny (subnormal) numbers are kept, "
+        "not made 0",
     ]
 
 
