@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+import torch
 import uvicorn
 
 from app.main import create_app
@@ -54,6 +55,18 @@ def serve(settings: Settings | None = None, port: int | None = None) -> Iterator
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@pytest.fixture()
+def server_threads() -> Iterator[int]:
+    """torch in this process computes with the server's default intra-op thread count (1, as
+    create_app sets it) during the test, whatever ran before; the count before is put back."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield 1
+    finally:
+        torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="session")

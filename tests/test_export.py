@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import nbformat
 import pydantic_core
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +27,12 @@ from app.engine.program import NO_BUGS, PRESETS, program_for
 from app.engine.scenarios import info
 
 PRESET = {p.name: list(p.program) for p in PRESETS}
+# The Labs here compute with the server's one intra-op thread (the server_threads fixture);
+# every script runs with more, as on a student's laptop: a script that did not set the
+# session's count itself would sum in another order (BatchNorm's statistics) and miss digits.
+# (MKL_DYNAMIC=FALSE: else torch starts with no more threads than the machine has cores.)
+MORE_THREADS = {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4", "MKL_DYNAMIC": "FALSE"}
+pytestmark = pytest.mark.usefixtures("server_threads")
 ALLOWED_IMPORTS = {"copy", "json", "math", "torch", "numpy", "sklearn"}
 
 
@@ -158,7 +166,13 @@ def run_all(sources: list[str], tmp_path: Path) -> list[tuple[Any, str]]:
         (tmp_path / "runner.py").write_text(RUNNER)
         command = [sys.executable, "-I", str(tmp_path / "runner.py"), *map(str, paths)]
     done = subprocess.run(
-        command, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False
+        command,
+        cwd=tmp_path,
+        env=os.environ | MORE_THREADS,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     outputs = done.stdout.split("\x00")[:-1] if len(paths) > 1 else [done.stdout]
@@ -181,7 +195,7 @@ def imported(source: str) -> set[str]:
 
 def notebook_code(rec: Recorder) -> str:
     """The notebook, validated, as one program: its code cells in order."""
-    book = export.notebook(rec.setup, rec.events)
+    book = export.notebook(rec.setup, rec.events, threads=torch.get_num_threads())
     json.dumps(book, allow_nan=False)  # the server sends it as it is
     nbformat.validate(nbformat.from_dict(book))
     cells = book["cells"]
@@ -194,7 +208,8 @@ def notebook_code(rec: Recorder) -> str:
 def check_all(recs: list[Recorder], tmp_path: Path, notebook: bool = False) -> list[str]:
     """Each script's (and notebook's) numbers are its Lab's, exactly; returns what the
     scripts printed."""
-    sources = [export.script(rec.setup, rec.events) for rec in recs]
+    threads = torch.get_num_threads()  # what the Labs computed with
+    sources = [export.script(rec.setup, rec.events, threads=threads) for rec in recs]
     for source in sources:
         assert imported(source) <= ALLOWED_IMPORTS
     books = [notebook_code(rec) for rec in recs] if notebook else []
@@ -208,7 +223,7 @@ def check_all(recs: list[Recorder], tmp_path: Path, notebook: bool = False) -> l
 def check(rec: Recorder, tmp_path: Path, notebook: bool = False) -> tuple[str, str]:
     """One session: its script, and what the script printed."""
     (stdout,) = check_all([rec], tmp_path, notebook)
-    return export.script(rec.setup, rec.events), stdout
+    return export.script(rec.setup, rec.events, threads=1), stdout
 
 
 # -- the sessions -----------------------------------------------------------------
@@ -231,7 +246,7 @@ def test_neuron_correct_loop_three_iterations(tmp_path: Path) -> None:
     )
     assert loop in source
     assert "# Seed 0, lr 0.05, SGD (momentum 0.0, weight_decay 0.0), accumulate 1." in source
-    book = export.notebook(rec.setup, rec.events)
+    book = export.notebook(rec.setup, rec.events, threads=1)
     assert [c["cell_type"] for c in book["cells"]] == ["markdown", "code", "code", "code"]
     assert book["cells"][2]["source"] == loop
 
@@ -252,7 +267,7 @@ def test_bug_presets(tmp_path: Path) -> None:
             rec = Recorder(make_setup(scenario, program=PRESET[preset]))
             rec.run(4)
             recs.append(rec)
-            assert "for _ in range(4):" in export.script(rec.setup, rec.events)
+            assert "for _ in range(4):" in export.script(rec.setup, rec.events, threads=1)
     check_all(recs, tmp_path)
     lesson = Recorder(make_setup("neuron", program=PRESET["backward_twice_retain"]))
     lesson.run(1)
@@ -274,7 +289,7 @@ def test_stateful_optimizers(scenario: str, tmp_path: Path) -> None:
         rec.run(12)
         recs.append(rec)
         maker = "Adam" if optimizer["kind"] == "adam" else "SGD"
-        source = export.script(rec.setup, rec.events)
+        source = export.script(rec.setup, rec.events, threads=1)
         assert f"optimizer = torch.optim.{maker}(model.parameters(), lr=0.07," in source
     check_all(recs, tmp_path)
 
@@ -336,7 +351,7 @@ def test_program_change_midway(tmp_path: Path) -> None:
         "# loop program changed to: forward, loss, backward, step (preset skip_zero_grad)" in source
     )
     assert "optimizer.zero_grad(set_to_none=False)" in source
-    book = export.notebook(rec.setup, rec.events)
+    book = export.notebook(rec.setup, rec.events, threads=1)
     notes = [c["source"] for c in book["cells"][1:] if c["cell_type"] == "markdown"]
     assert notes[0] == (
         "The loop program changed to: `forward`, `loss`, `backward`, `step` "
@@ -387,10 +402,10 @@ def test_a_refusal_is_known_by_its_message_too() -> None:
     ran = [{"op": "line", "entry": e, "ok": True} for e in PRESET["correct"]]
     refused = {"op": "line", "entry": "loss", "ok": False}
     refusal = {**refused, "error": "loss needs an output: run forward first"}
-    source = export.script(make_setup("neuron"), [*ran, refusal])
+    source = export.script(make_setup("neuron"), [*ran, refusal], threads=1)
     assert source.count("\nloss = loss_fn(out, y)\n") == 1
     assert "\n# loss = loss_fn(out, y)\nprint('refused:'" in source
-    source = export.script(make_setup("neuron"), [*ran, {**refused, "error": "other"}])
+    source = export.script(make_setup("neuron"), [*ran, {**refused, "error": "other"}], threads=1)
     assert "try:\n    loss = loss_fn(out, y)\nexcept RuntimeError as error:" in source
 
 
@@ -434,27 +449,27 @@ def test_divergence_spells_non_finite_numbers(tmp_path: Path) -> None:
 def test_bad_logs_are_refused() -> None:
     setup = make_setup("neuron")
     with pytest.raises(ValueError, match="unknown op"):
-        export.script(setup, [{"op": "reset"}])
+        export.script(setup, [{"op": "reset"}], threads=1)
     with pytest.raises(ValueError, match="unknown entry"):
-        export.script(setup, [{"op": "line", "entry": "print", "ok": True}])
+        export.script(setup, [{"op": "line", "entry": "print", "ok": True}], threads=1)
     with pytest.raises(ValueError, match="ran before its input existed"):
-        export.script(setup, [{"op": "line", "entry": "loss", "ok": True}])
+        export.script(setup, [{"op": "line", "entry": "loss", "ok": True}], threads=1)
     with pytest.raises(ValueError, match="unknown scenario"):
-        export.script({**setup, "scenario": "mnist"}, [])
+        export.script({**setup, "scenario": "mnist"}, [], threads=1)
     # nothing of the log reaches the code unchecked: not even a comment line
     sneaky = ["step\nimport os"]
     with pytest.raises(ValueError, match="unknown program entries"):
-        export.script(setup, [{"op": "program", "program": sneaky}])
+        export.script(setup, [{"op": "program", "program": sneaky}], threads=1)
     with pytest.raises(ValueError, match="unknown program entries"):
-        export.notebook({**setup, "program": sneaky}, [])
+        export.notebook({**setup, "program": sneaky}, [], threads=1)
     with pytest.raises(ValueError, match="not a session log"):
-        export.script(setup, [{"op": "lr"}])
+        export.script(setup, [{"op": "lr"}], threads=1)
     with pytest.raises(ValueError, match="not a session log"):
-        export.script(setup, ["step"])  # type: ignore[list-item]
+        export.script(setup, ["step"], threads=1)  # type: ignore[list-item]
     with pytest.raises(ValueError, match="accumulate"):
-        export.script({**setup, "accumulate": 0}, [])
+        export.script({**setup, "accumulate": 0}, [], threads=1)
     parabola = make_setup("parabola", options={"curvature": 2.0, "x\nimport os": 1.0})
-    assert "import os" not in export.script(parabola, [])
+    assert "import os" not in export.script(parabola, [], threads=1)
 
 
 # -- random sessions --------------------------------------------------------------
@@ -543,16 +558,18 @@ def test_dropout_batchnorm_and_softmax_run_to_the_same_numbers(tmp_path: Path) -
             rec.run(2)
         recs.append(rec)
     check_all(recs, tmp_path, notebook=True)
-    source = export.script(recs[0].setup, recs[0].events)
+    source = export.script(recs[0].setup, recs[0].events, threads=1)
     assert "nn.Linear(2, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.5)," in source
-    assert "loss = loss_fn(out.softmax(dim=1), y)" in export.script(recs[2].setup, recs[2].events)
+    assert "loss = loss_fn(out.softmax(dim=1), y)" in export.script(
+        recs[2].setup, recs[2].events, threads=1
+    )
 
 
 def test_what_a_session_cannot_hold_is_refused() -> None:
     with pytest.raises(ValueError, match="moons only"):
-        export.script({**make_setup("neuron"), "softmax_before_loss": True}, [])
+        export.script({**make_setup("neuron"), "softmax_before_loss": True}, [], threads=1)
     with pytest.raises(ValueError, match="dropout"):
-        export.notebook({**make_setup("moons"), "dropout": 1.0}, [])
+        export.notebook({**make_setup("moons"), "dropout": 1.0}, [], threads=1)
 
 
 def test_the_export_stands_apart() -> None:

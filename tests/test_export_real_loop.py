@@ -13,6 +13,7 @@ from tests.test_export import PRESET, Recorder, check_all, make_setup
 
 SCALED = [*PRESET["correct"], "scaler_update"]
 STEP_LR = {"kind": "step", "step_size": 2, "gamma": 0.5}
+pytestmark = pytest.mark.usefixtures("server_threads")  # the Labs compute as the server does
 
 
 def test_amp_and_schedulers_run_to_the_same_numbers(tmp_path: Path) -> None:
@@ -48,17 +49,17 @@ def test_amp_and_schedulers_run_to_the_same_numbers(tmp_path: Path) -> None:
     no_scheduler.lines(["scheduler_step", "forward"])
     recs = [fp16, unscaled, bf16, step_lr, cosine, no_scheduler]
     outputs = check_all(recs, tmp_path)
-    source = export.script(fp16.setup, fp16.events)
+    source = export.script(fp16.setup, fp16.events, threads=1)
     assert 'scaler = torch.amp.GradScaler("cpu")' in source
     assert 'with torch.autocast("cpu", dtype=torch.float16): out = model(X)' in source
     assert "scaler.scale(loss).backward()" in source and "scaler.update()" in source
     assert "step() has already been called since the last update()." in outputs[0]
     assert "No inf checks were recorded prior to update." in outputs[0]
     assert "# Mixed precision: autocast float16, with a GradScaler" in source
-    assert "scaler.update()" in export.script(unscaled.setup, unscaled.events)
+    assert "scaler.update()" in export.script(unscaled.setup, unscaled.events, threads=1)
     assert "refused: scaler.update() needs a GradScaler" in outputs[1]
-    assert "X_train = X_train.float()" in export.script(bf16.setup, bf16.events)
-    lr_source = export.script(step_lr.setup, step_lr.events)
+    assert "X_train = X_train.float()" in export.script(bf16.setup, bf16.events, threads=1)
+    lr_source = export.script(step_lr.setup, step_lr.events, threads=1)
     assert "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)" in (
         lr_source
     )
@@ -87,11 +88,11 @@ def test_checkpoints_and_resume_run_to_the_same_numbers(tmp_path: Path) -> None:
     recs.append(scaled)
     outputs = check_all(recs, tmp_path)
     assert outputs[0].startswith("refused: resume needs a checkpoint: run checkpoint first")
-    source = export.script(scaled.setup, scaled.events)
+    source = export.script(scaled.setup, scaled.events, threads=1)
     assert "import copy" in source and 'scaler.load_state_dict(ckpt["scaler"])' in source
     assert '"scaler": scaler.state_dict()' in source
     assert "optimizer.load_state_dict(torch.optim.Adam(" in export.script(
-        recs[0].setup, recs[0].events
+        recs[0].setup, recs[0].events, threads=1
     )
 
 
@@ -102,7 +103,7 @@ def test_a_backward_through_a_graph_from_before_resume_is_refused(tmp_path: Path
     refused = Recorder(make_setup("moons"))
     refused.lines(["forward", "loss", "checkpoint", "resume", "backward"])
     with pytest.raises(export.Unsupported, match="a graph built before resume"):
-        export.script(refused.setup, refused.events)
+        export.script(refused.setup, refused.events, threads=1)
     fine = Recorder(make_setup("moons"))
     fine.lines(["forward", "loss", "checkpoint", "resume", "forward", "loss", "backward", "step"])
     check_all([fine], tmp_path)

@@ -35,10 +35,10 @@ def _result(loss: bool) -> list[str]:
     ]
 
 
-def _build(setup: Setup, events: list[Event]) -> tuple[Session, list[Piece], _State]:
+def _build(setup: Setup, events: list[Event], threads: int) -> tuple[Session, list[Piece], _State]:
     """Raises ValueError for a log that does not fit the format (or could not have run)."""
     try:
-        session = _session(setup)
+        session = _session(setup, threads)
         state = _State()
         pieces = _fold(_units(session, list(events), state))
         if state.logged:
@@ -68,9 +68,13 @@ def _summary(session: Session, pieces: list[Piece], state: _State) -> list[str]:
 # -- the two formats --------------------------------------------------------------
 
 
-def script(setup: Setup, events: list[Event]) -> str:
-    """A standalone Python script that runs the session again in plain PyTorch."""
-    session, pieces, state = _build(setup, events)
+def script(setup: Setup, events: list[Event], *, threads: int) -> str:
+    """A standalone Python script that runs the session again in plain PyTorch.
+
+    ``threads``: the intra-op thread count the session's numbers were computed with (the
+    server's ``torch.get_num_threads()``); the script sets the same, whatever its machine.
+    """
+    session, pieces, state = _build(setup, events, threads)
     header = [f"# {session.title}, exported as plain PyTorch.", "#"]
     for paragraph in _summary(session, pieces, state):
         wrapped = textwrap.wrap(paragraph, 90, subsequent_indent="  ", break_on_hyphens=False)
@@ -95,9 +99,9 @@ def _cell(index: int, kind: str, lines: list[str]) -> dict[str, Any]:
     return cell
 
 
-def notebook(setup: Setup, events: list[Event]) -> dict[str, Any]:
+def notebook(setup: Setup, events: list[Event], *, threads: int) -> dict[str, Any]:
     """The same as a Jupyter notebook (nbformat 4): title, setup, one cell per line or loop."""
-    session, pieces, state = _build(setup, events)
+    session, pieces, state = _build(setup, events, threads)
     title = [f"# {session.title}"]
     for paragraph in _summary(session, pieces, state):
         title += ["", paragraph]

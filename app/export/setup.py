@@ -193,7 +193,23 @@ def _data(
     raise ValueError(f"unknown scenario {scenario!r}")
 
 
-def _session(setup: Setup) -> Session:
+def _numerics(threads: int) -> list[str]:
+    """The process-wide settings that changed a session's numbers when changed (tried on real
+    sessions, see docs), set as the server had them: whatever ran before in a notebook's kernel
+    or a student's machine chose, the script computes as the session did."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a whole number of 1 or more, not {threads!r}")
+    return [
+        f"torch.set_num_threads({threads})  # the session's count: parallel sums' last digits "
+        "depend on it",
+        "torch.set_default_dtype(torch.float32)  # the session's: new layers draw their "
+        "weights in it",
+        "torch.set_flush_denormal(False)  # the session's: tiny (subnormal) numbers are kept, "
+        "not made 0",
+    ]
+
+
+def _session(setup: Setup, threads: int) -> Session:
     scenario, seed = setup.get("scenario"), int(setup.get("seed", 0))
     dropout, batchnorm = float(setup.get("dropout", 0.0)), bool(setup.get("batchnorm", False))
     softmax = bool(setup.get("softmax_before_loss", False))
@@ -244,7 +260,7 @@ def _session(setup: Setup) -> Session:
             "from sklearn.model_selection import train_test_split",
         ]
     imports += ["from torch import nn", ""]
-    lines = [*imports, *model]
+    lines = [*imports, *_numerics(threads), "", *model]
     draw: tuple[str, ...] = ()
     if k > 1:
         if not streamed:  # the full batch, every time: the stream the micro-batches split
@@ -292,6 +308,12 @@ def _session(setup: Setup) -> Session:
     if amp is not None:
         with_scaler = "with a GradScaler" if scaler else "without a GradScaler"
         words.append(f"Mixed precision: autocast {amp}" + f", {with_scaler}" * (amp == "float16"))
+    if threads > 1:
+        words.append(
+            f"The session was computed with {threads} intra-op threads (the server's "
+            f"LOOP_STEPPER_TORCH_THREADS): this script uses {threads} too, whatever this "
+            "machine's core count, since the last digits of parallel sums depend on it."
+        )
     forward = (*draw, code("forward", amp=amp))
     fresh = make_optimizer.removeprefix("optimizer = ")
     return Session(tuple(lines), forward, loss, title, tuple(words), max_norm, amp, scaler, fresh)

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 import pydantic_core
+import torch
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from .. import export
@@ -372,13 +373,21 @@ async def script(target: Target, format: Literal["py", "ipynb"] = "py") -> Respo
         setup, events = timeline.log()
         return setup.to_json(), [e.to_json() for e in events]
 
+    def write() -> str:
+        # the thread count the session's lines ran with (this process's, set from
+        # LOOP_STEPPER_TORCH_THREADS, read in the worker threads that run them): the script
+        # sets the same, as parallel sums' last digits depend on it
+        threads = torch.get_num_threads()
+        if format == "ipynb":
+            return json.dumps(export.notebook(setup, events, threads=threads))
+        return export.script(setup, events, threads=threads)
+
     setup, events = await target.take(log, heavy=True)  # copied under the session's lock
     try:
+        body = await anyio.to_thread.run_sync(write)
         if format == "ipynb":
-            body = json.dumps(await anyio.to_thread.run_sync(export.notebook, setup, events))
             media, name = "application/x-ipynb+json", "loop_stepper.ipynb"
         else:
-            body = await anyio.to_thread.run_sync(export.script, setup, events)
             media, name = "text/x-python; charset=utf-8", "loop_stepper.py"
     except export.Unsupported as error:
         raise TimelineError(str(error)) from error
