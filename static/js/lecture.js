@@ -3,7 +3,6 @@
 // service), how many follow, and during a question the live tally as bars. The stepper
 // drives the session as usual; every change reaches the followers by itself (SSE).
 
-import qrcode from "../vendor/qrcode-generator/qrcode.js";
 import { api, ApiError } from "./api.js";
 import { renderTally } from "./views/tally.js";
 
@@ -35,7 +34,10 @@ function absolute(path) {
   return new URL(path, location.href).href;
 }
 
-function qr(url) {
+// The QR library (51 KB) is fetched only when an instructor starts a lecture: every student
+// loads this page too, and 300 of them share one classroom access point.
+async function qr(url) {
+  const { default: qrcode } = await import("../vendor/qrcode-generator/qrcode.js");
   const code = qrcode(0, "M");
   code.addData(url);
   code.make();
@@ -82,7 +84,7 @@ async function begin() {
     const join = absolute("join");
     $("lecture-join-url").href = join;
     $("lecture-join-url").textContent = join;
-    qr(link);
+    await qr(link);
     await choices();
     panel.hidden = false;
     start.textContent = "Lecture running";

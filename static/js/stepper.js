@@ -4,7 +4,7 @@
 // keys keys.js.
 
 import { createActions } from "./actions.js";
-import { api, ApiError } from "./api.js";
+import { api, ApiError, BUSY_WORDS, onBusy } from "./api.js";
 import { installKeys } from "./keys.js";
 import { createPainter, current, travelled } from "./paint.js";
 import {
@@ -129,6 +129,9 @@ const render = createPainter({
   output: createOutput($("output")), parabola: createParabola($("theta")),
 });
 const actions = createActions({ render, controls, announce });
+// a busy server: say so while the request waits to be sent again; the answer's own sentence
+// (or the error, after the last try) replaces it
+onBusy((retry) => announce(retry ? BUSY_WORDS : ""));
 
 installKeys({
   ready: () => session() !== null,
