@@ -90,18 +90,24 @@ def first_load(browser: Browser, url: str) -> tuple[int, int, int, list[str]]:
     finished: list[Request] = []
     urls: list[str] = []
     page.on("response", lambda response: urls.append(response.url))
-    page.on("requestfinished", finished.append)
+    page.on("requestfinished", lambda request: finished.append(request))
     page.goto(url)
     page.locator("body[data-ready='1']").wait_for()
     page.wait_for_timeout(1500)  # what the page fetches after it is ready (menus, history)
     wire = decoded = 0
+    each: dict[str, str] = {}
     for request in finished:
         sizes = request.sizes()
         wire += sizes["responseHeadersSize"] + sizes["responseBodySize"]
         response = request.response()
-        decoded += len(response.body()) if response is not None else 0
+        body = len(response.body()) if response is not None else 0
+        decoded += body
+        each[request.url] = (
+            f"headers {sizes['responseHeadersSize']} + body {sizes['responseBodySize']}"
+            f" (decoded {body})"
+        )
     context.close()
-    return len(urls), wire, decoded, urls
+    return len(urls), wire, decoded, [f"{url}: {each.get(url, 'open')}" for url in urls]
 
 
 def weights(base: str) -> list[tuple[str, tuple[int, int, int, list[str]]]]:

@@ -4,7 +4,6 @@
 // drives the session as usual; every change reaches the followers by itself (SSE).
 
 import { api, ApiError } from "./api.js";
-import { renderTally } from "./views/tally.js";
 
 const $ = (id) => document.getElementById(id);
 const start = $("lecture-start");
@@ -44,12 +43,19 @@ async function qr(url) {
   $("lecture-qr").innerHTML = code.createSvgTag({ cellSize: 5, margin: 2, scalable: true });
 }
 
+// the tally's bars, like the QR code, load with the lecture panel, not with every page
+let renderTally = null;
+async function tally(t) {
+  renderTally ??= (await import("./views/tally.js")).renderTally;
+  renderTally($("tally"), t);
+}
+
 async function refresh() {
   if (!lectureOf) return;
   try {
     const t = await api.tally(lectureOf);
     $("lecture-followers").textContent = String(t.followers);
-    renderTally($("tally"), t);
+    await tally(t);
     $("quiz-reveal").disabled = !Object.keys(t.choices).length || t.revealed;
     // a new setup makes a new session; the lecture stays with the one it started on
     problem(current()?.id === lectureOf ? null : {
@@ -134,7 +140,7 @@ async function choices() {
 $("quiz-ask").addEventListener("click", async () => {
   const choices = [...$("quiz-choices").querySelectorAll("input:checked")].map((b) => b.value);
   try {
-    renderTally($("tally"), await api.ask(lectureOf, choices));
+    await tally(await api.ask(lectureOf, choices));
     $("quiz-reveal").disabled = false;
     problem(null);
   } catch (error) {
@@ -145,7 +151,7 @@ $("quiz-ask").addEventListener("click", async () => {
 
 $("quiz-reveal").addEventListener("click", async () => {
   try {
-    renderTally($("tally"), await api.reveal(lectureOf));
+    await tally(await api.reveal(lectureOf));
     $("quiz-reveal").disabled = true;
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
