@@ -12,7 +12,7 @@ const TALLY_EVERY = 2000; // ms: the tally and follower count (the instructor's 
 let lectureOf = null; // the session id the lecture follows
 let timer = null;
 
-// the stepper's session (main.js loads it); the button waits for it
+// the stepper's session (stepper.js loads it); the button waits for it
 const current = () => window.loopStepper?.session ?? null;
 const wait = setInterval(() => {
   if (current()) {

@@ -78,8 +78,8 @@ def test_a_static_file_is_gzipped_and_revalidates(client: httpx.Client) -> None:
 
 
 def test_small_answers_and_files_stay_plain(client: httpx.Client) -> None:
-    assert len((STATIC / "js" / "main.js").read_bytes()) < 1000
-    for path in ("/static/js/main.js", "/healthz", "/api/sessions/not-a-session"):
+    assert len((STATIC / "js" / "views" / "params.js").read_bytes()) < 1000
+    for path in ("/static/js/views/params.js", "/healthz", "/api/sessions/not-a-session"):
         r = client.get(path, headers=GZIP)
         assert "content-encoding" not in r.headers, path
 
