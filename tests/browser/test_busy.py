@@ -29,12 +29,14 @@ class BusyOnce:
 
     def __init__(self) -> None:
         self.refused: list[str] = []
+        self.refused_body: str | None = None
         self.reached: list[tuple[str, str, str | None]] = []  # method, url, body
 
     def __call__(self, route: Route) -> None:
         request = route.request
         if not self.refused:
             self.refused.append(request.url)
+            self.refused_body = request.post_data
             route.fulfill(
                 status=503,
                 headers={"Retry-After": "1", "content-type": "application/json"},
@@ -86,6 +88,7 @@ def test_a_busy_create_and_line_are_retried_once_each(
     assert [(m, url.rsplit("/", 2)[-2:]) for m, url, _ in created.reached] == [
         ("POST", ["api", "sessions"])
     ]
+    assert created.reached[0][2] == created.refused_body  # the same setup, sent again
     sid: str = page.evaluate("window.loopStepper.session.id")
     worked_example_after_backward(page, base_url, lines)
     server = session_of(base_url, sid)
