@@ -11,8 +11,6 @@ import anyio.to_thread
 import torch
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
@@ -28,7 +26,8 @@ from .settings import Settings
 from .store import Store, StoreUnavailable
 from .store import open_store as open_database
 from .timeline import MomentOutOfRange, TimelineError
-from .web import api, docs, lectures, pages, security
+from .web import api, compression, docs, lectures, pages, security
+from .web.api import JSONResponse
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -81,12 +80,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.store = store
     app.state.hub = hub
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
+    compression.install(app)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
     app.include_router(api.router)
     app.include_router(lectures.router)
     app.include_router(pages.router)
     app.include_router(docs.router)
-    app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")
+    app.mount("/static", compression.CompressedStatic(directory=settings.static_dir), name="static")
 
     @app.get("/healthz", tags=["health"])
     async def healthz() -> dict[str, str]:  # on the event loop: answers even when busy

@@ -12,6 +12,11 @@ Prints one table:
 - click to paint (Playwright): the same seen from outside, including Playwright's own
   actionability checks and polling (an upper bound);
 - weight: bytes of every response the page loads on first visit (HTML, CSS, JS, API JSON).
+
+Then the first load on the wire, as a student's browser gets it (a fresh profile, gzip
+accepted as Chromium always does): responses, bytes on the wire (headers + body as sent) and
+bytes once decoded, for the stepper (neuron, moons) and a lecture's follower page.
+``--weight-only`` prints just that table.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-from playwright.sync_api import Page, Response, sync_playwright
+import httpx
+from playwright.sync_api import Browser, Page, Request, Response, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.conftest import serve
@@ -76,12 +82,73 @@ def measure(base: str, scenario: str, clicks: int) -> dict[str, float]:
     }
 
 
+def first_load(browser: Browser, url: str) -> tuple[int, int, int, list[str]]:
+    """Responses, bytes on the wire, bytes decoded, and the URLs of a first visit to ``url``.
+    A lecture's event stream never finishes: it counts as a response, its bytes do not."""
+    context = browser.new_context(viewport={"width": 1360, "height": 900})
+    page = context.new_page()
+    finished: list[Request] = []
+    urls: list[str] = []
+    page.on("response", lambda response: urls.append(response.url))
+    page.on("requestfinished", lambda request: finished.append(request))
+    page.goto(url)
+    page.locator("body[data-ready='1']").wait_for()
+    page.wait_for_timeout(1500)  # what the page fetches after it is ready (menus, history)
+    wire = decoded = 0
+    each: dict[str, str] = {}
+    for request in finished:
+        sizes = request.sizes()
+        wire += sizes["responseHeadersSize"] + sizes["responseBodySize"]
+        response = request.response()
+        body = len(response.body()) if response is not None else 0
+        decoded += body
+        each[request.url] = (
+            f"headers {sizes['responseHeadersSize']} + body {sizes['responseBodySize']}"
+            f" (decoded {body})"
+        )
+    context.close()
+    return len(urls), wire, decoded, [f"{url}: {each.get(url, 'open')}" for url in urls]
+
+
+def weights(base: str) -> list[tuple[str, tuple[int, int, int, list[str]]]]:
+    with httpx.Client(base_url=base, timeout=30) as client:
+        sid = client.post("/api/sessions", json={"scenario": "moons"}).json()["id"]
+        code = client.post(f"/api/sessions/{sid}/lecture").json()["code"]
+    pages = {
+        "stepper (neuron)": f"{base}/?scenario=neuron",
+        "stepper (moons)": f"{base}/?scenario=moons",
+        "follower (moons lecture)": f"{base}/l/{code}",
+    }
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        rows = [(name, first_load(browser, url)) for name, url in pages.items()]
+        browser.close()
+    return rows
+
+
+def print_weights(rows: list[tuple[str, tuple[int, int, int, list[str]]]], verbose: bool) -> None:
+    head = ("first load", "responses", "KB on the wire (gzip)", "KB decoded")
+    print(" | ".join(head))
+    print(" | ".join("-" * len(h) for h in head))
+    for name, (count, wire, decoded, urls) in rows:
+        print(f"{name} | {count} | {wire / 1000:.1f} | {decoded / 1000:.1f}")
+        if verbose:
+            for url in urls:
+                print(f"    {url}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clicks", type=int, default=40)
+    parser.add_argument("--weight-only", action="store_true")
+    parser.add_argument("--urls", action="store_true", help="list each first load's URLs")
     args = parser.parse_args()
     rows = []
     with serve() as base:
+        print_weights(weights(base), args.urls)
+        if args.weight_only:
+            return
+        print()
         for scenario in ("neuron", "moons"):
             rows.append((scenario, measure(base, scenario, args.clicks)))
     head = (

@@ -23,8 +23,17 @@ def index(request: Request) -> HTMLResponse:
     return templates.TemplateResponse(
         request,
         "index.html",
-        {"scenarios": scenarios, "embed": embed, "catalogue": catalogue()},
+        {"scenarios": scenarios, "embed": embed, "mode": mode(request), "catalogue": catalogue()},
     )
+
+
+def mode(request: Request) -> str:
+    """The page's mode, and so its one script: compare mode (``?compare=<preset>``, the lesson's
+    figure F4), the self-study question (``?quiz=1``) or the stepper. Chosen here, not by a
+    script that then loads the mode's own: one request and one round trip fewer."""
+    if "compare" in request.query_params:
+        return "compare"
+    return "selfstudy" if request.query_params.get("quiz") == "1" else "stepper"
 
 
 @router.get("/join", response_class=HTMLResponse, include_in_schema=False)

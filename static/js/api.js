@@ -28,21 +28,74 @@ export class ApiError extends Error {
 // A page below the root (/l/{code}) sets this to "../": CSP's base-uri 'none' rules out <base>.
 export const paths = { root: "" };
 
-async function call(method, path, body) {
+// A busy server (429: the session's queue is full; 503: the server's is) refused the request
+// without running it, so sending the very same request again cannot double a click. A class
+// of 300 all retrying at once would be refused again together: each waits a little longer
+// each time (exponential backoff), at least what the server asked (Retry-After, seconds),
+// plus a random share (jitter) that spreads them out. Bounded: then the error shows as ever.
+const BUSY = new Set([429, 503]);
+export const RETRY = { attempts: 6, budget: 30_000, base: 500, cap: 8_000 };
+const waiting = new Set(); // listeners told "busy, retrying" and then "done"
+export const BUSY_WORDS = "Busy — retrying…"; // what the page says meanwhile (its live region)
+
+/** `listener({attempt, wait})` before each retry, `listener(null)` once the retried call ends. */
+export function onBusy(listener) {
+  waiting.add(listener);
+  return () => waiting.delete(listener);
+}
+
+function tell(news) {
+  for (const listener of waiting) listener(news);
+}
+
+/** Milliseconds before attempt `attempt + 1`: backoff, never less than Retry-After, jittered. */
+function backoff(response, attempt) {
+  const header = response.headers.get("retry-after")?.trim() ?? "";
+  const asked = /^\d+$/.test(header) ? Number(header) * 1000 : 0; // an HTTP date: backoff alone
+  const wait = Math.max(asked, Math.min(RETRY.cap, RETRY.base * 2 ** (attempt - 1)));
+  return wait * (1 + Math.random() / 2);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function send(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch {
+    // no answer at all (the server restarting, the network gone): status 0, said in words,
+    // so the page shows it and keeps its session rather than starting a new one. Never
+    // retried here: the request may have run.
+    const error = new ApiError(0, "nothing was lost: try again in a moment (it may be restarting).");
+    error.heading = "The server did not answer:";
+    throw error;
+  }
+}
+
+/** One request; with `retry`, sent again (the same method, URL and body) while the server is busy. */
+async function call(method, path, body, retry = false) {
   const init = { method, headers: { accept: "application/json" } };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
   }
+  const started = Date.now();
   let response;
-  try {
-    response = await fetch(paths.root + path, init);
-  } catch {
-    // no answer at all (the server restarting, the network gone): status 0, said in words,
-    // so the page shows it and keeps its session rather than starting a new one
-    const error = new ApiError(0, "nothing was lost: try again in a moment (it may be restarting).");
-    error.heading = "The server did not answer:";
-    throw error;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      response = await send(paths.root + path, init);
+    } catch (error) {
+      if (attempt > 1) tell(null);
+      throw error;
+    }
+    if (attempt > 1 && !BUSY.has(response.status)) tell(null);
+    if (!retry || !BUSY.has(response.status)) break;
+    const wait = backoff(response, attempt);
+    if (attempt >= RETRY.attempts || Date.now() - started + wait > RETRY.budget) {
+      if (attempt > 1) tell(null); // given up: the error shows as it would have
+      break;
+    }
+    tell({ attempt, wait });
+    await sleep(wait);
   }
   if (response.status === 204) return null;
   let data = null;
@@ -80,13 +133,14 @@ function merge(s) {
   return s;
 }
 
-/** A call on one session that answers with the Session: only new history, merged. */
+/** A call on one session that answers with the Session: only new history, merged. Every one
+ * changes the session (or reads it), and a busy server ran none of them: retried. */
 async function onSession(method, id, suffix = "", body) {
-  return merge(await call(method, `${session(id)}${suffix}?since=${since(id)}`, body));
+  return merge(await call(method, `${session(id)}${suffix}?since=${since(id)}`, body, true));
 }
 
 export const api = {
-  create: async (setup) => merge(await call("POST", "api/sessions", setup)),
+  create: async (setup) => merge(await call("POST", "api/sessions", setup, true)),
   get: (id) => onSession("GET", id),
   patch: (id, changes) => onSession("PATCH", id, "", changes),
   line: (id, name) => {
@@ -107,7 +161,7 @@ export const api = {
   back: (id) => onSession("POST", id, "/back"),
   timeline: (id) => call("GET", `${session(id)}/timeline`),
   snapshot: (id) => call("POST", `${session(id)}/snapshot`),
-  open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token })),
+  open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token }, true)),
   /** Where the session's code downloads from (links, not fetches: the browser saves them). */
   scriptUrl: (id, format) => `${session(id)}/script${format ? `?format=${format}` : ""}`,
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
@@ -118,10 +172,10 @@ export const api = {
   tally: (id) => call("GET", `${session(id)}/quiz`),
   reveal: (id) => call("POST", `${session(id)}/quiz/reveal`),
   selfAnswer: (id, choice) => call("POST", `${session(id)}/quiz/answer`, { choice }),
-  createQuiz: async () => merge(await call("POST", "api/sessions", { quiz: true })),
+  createQuiz: async () => merge(await call("POST", "api/sessions", { quiz: true }, true)),
   lecture: (code) => call("GET", `api/lectures/${encodeURIComponent(code)}`),
   answer: (code, choice, voter) =>
     call("POST", `api/lectures/${encodeURIComponent(code)}/answers`, voter ? { choice, voter } : { choice }),
-  fork: (code) => call("POST", `api/lectures/${encodeURIComponent(code)}/fork`),
+  fork: (code) => call("POST", `api/lectures/${encodeURIComponent(code)}/fork`, undefined, true),
   eventsUrl: (code) => `${paths.root}api/lectures/${encodeURIComponent(code)}/events`,
 };

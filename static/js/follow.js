@@ -5,7 +5,7 @@
 // loses nothing. During a question the choices are buttons; the program is not even in the
 // JSON until the instructor reveals it.
 
-import { api, ApiError, paths } from "./api.js";
+import { api, ApiError, BUSY_WORDS, onBusy, paths } from "./api.js";
 import { storeId } from "./state.js";
 import { createQuestion } from "./views/question.js";
 import { createWatch } from "./views/watch.js";
@@ -86,6 +86,10 @@ function follow() {
   });
 
   $("fork").addEventListener("click", async () => {
+    const button = $("fork");
+    if (button.dataset.forking) return; // one copy per click, however long the server takes
+    button.dataset.forking = "1";
+    const stop = onBusy((retry) => retry && (status.textContent = BUSY_WORDS));
     try {
       const mine = await api.fork(code);
       storeId(mine.id); // the stepper opens this tab's stored session
@@ -93,6 +97,9 @@ function follow() {
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       status.textContent = error.message;
+      delete button.dataset.forking;
+    } finally {
+      stop();
     }
   });
 }

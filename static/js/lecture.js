@@ -3,10 +3,8 @@
 // service), how many follow, and during a question the live tally as bars. The stepper
 // drives the session as usual; every change reaches the followers by itself (SSE).
 
-import qrcode from "../vendor/qrcode-generator/qrcode.js";
 import { api, ApiError } from "./api.js";
 import { catalogue } from "./catalogue.js";
-import { renderTally } from "./views/tally.js";
 
 const $ = (id) => document.getElementById(id);
 const start = $("lecture-start");
@@ -15,7 +13,7 @@ const TALLY_EVERY = 2000; // ms: the tally and follower count (the instructor's 
 let lectureOf = null; // the session id the lecture follows
 let timer = null;
 
-// the stepper's session (main.js loads it); the button waits for it
+// the stepper's session (stepper.js loads it); the button waits for it
 const current = () => window.loopStepper?.session ?? null;
 const wait = setInterval(() => {
   if (current()) {
@@ -36,11 +34,21 @@ function absolute(path) {
   return new URL(path, location.href).href;
 }
 
-function qr(url) {
+// The QR library (51 KB) is fetched only when an instructor starts a lecture: every student
+// loads this page too, and 300 of them share one classroom access point.
+async function qr(url) {
+  const { default: qrcode } = await import("../vendor/qrcode-generator/qrcode.js");
   const code = qrcode(0, "M");
   code.addData(url);
   code.make();
   $("lecture-qr").innerHTML = code.createSvgTag({ cellSize: 5, margin: 2, scalable: true });
+}
+
+// the tally's bars, like the QR code, load with the lecture panel, not with every page
+let renderTally = null;
+async function tally(t) {
+  renderTally ??= (await import("./views/tally.js")).renderTally;
+  renderTally($("tally"), t);
 }
 
 async function refresh() {
@@ -48,7 +56,7 @@ async function refresh() {
   try {
     const t = await api.tally(lectureOf);
     $("lecture-followers").textContent = String(t.followers);
-    renderTally($("tally"), t);
+    await tally(t);
     $("quiz-reveal").disabled = !Object.keys(t.choices).length || t.revealed;
     // a new setup makes a new session; the lecture stays with the one it started on
     problem(current()?.id === lectureOf ? null : {
@@ -83,7 +91,7 @@ async function begin() {
     const join = absolute("join");
     $("lecture-join-url").href = join;
     $("lecture-join-url").textContent = join;
-    qr(link);
+    await qr(link);
     await choices();
     panel.hidden = false;
     start.textContent = "Lecture running";
@@ -133,7 +141,7 @@ async function choices() {
 $("quiz-ask").addEventListener("click", async () => {
   const choices = [...$("quiz-choices").querySelectorAll("input:checked")].map((b) => b.value);
   try {
-    renderTally($("tally"), await api.ask(lectureOf, choices));
+    await tally(await api.ask(lectureOf, choices));
     $("quiz-reveal").disabled = false;
     problem(null);
   } catch (error) {
@@ -144,7 +152,7 @@ $("quiz-ask").addEventListener("click", async () => {
 
 $("quiz-reveal").addEventListener("click", async () => {
   try {
-    renderTally($("tally"), await api.reveal(lectureOf));
+    await tally(await api.reveal(lectureOf));
     $("quiz-reveal").disabled = true;
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;

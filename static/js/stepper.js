@@ -4,9 +4,10 @@
 // keys keys.js.
 
 import { createActions } from "./actions.js";
-import { api, ApiError } from "./api.js";
+import { api, ApiError, BUSY_WORDS, onBusy } from "./api.js";
 import { catalogue } from "./catalogue.js";
 import { installKeys } from "./keys.js";
+import { lazyView } from "./lazy.js";
 import { createPainter, current, travelled } from "./paint.js";
 import {
   openSession, presetProgram, readUrl, scaled, setupOf, storeId, writeUrl,
@@ -14,14 +15,12 @@ import {
 import { createCode, showProblem } from "./views/code.js";
 import { createAnnouncer, createControls, describe } from "./views/controls.js";
 import { createEditor } from "./views/editor.js";
-import { createAmp } from "./views/amp.js";
 import { createExtras } from "./views/extras.js";
 import { createGraph } from "./views/graph.js";
 import { createGrads } from "./views/grads.js";
 import { createLoss } from "./views/loss.js";
 import { createOptState } from "./views/optstate.js";
 import { createOutput } from "./views/output.js";
-import { createParabola } from "./views/parabola.js";
 import { createParams } from "./views/params.js";
 import { createSetup } from "./views/setup.js";
 import { createShare } from "./views/share.js";
@@ -42,7 +41,8 @@ const views = {
   loss: createLoss($("loss"), (s) => s.params[0]?.dtype ?? "float64"),
   optstate: createOptState(document.querySelector("[data-store=optimizer_state]"), $("optstate")),
   extras: createExtras($("extras"), $("extras-body")),
-  amp: createAmp($("amp-panel"), $("amp-body")),
+  amp: lazyView((s) => Boolean(s.amp),
+    () => import("./views/amp.js").then((m) => m.createAmp($("amp-panel"), $("amp-body")))),
 };
 const travel = async (request) => {
   const s = await request;
@@ -127,9 +127,14 @@ const controls = createControls({
 });
 const render = createPainter({
   views, editor, setup, controls, timeline, share,
-  output: createOutput($("output")), parabola: createParabola($("theta")),
+  output: createOutput($("output")),
+  parabola: lazyView(() => true,
+    () => import("./views/parabola.js").then((m) => m.createParabola($("theta")))),
 });
 const actions = createActions({ render, controls, announce });
+// a busy server: say so while the request waits to be sent again; the answer's own sentence
+// (or the error, after the last try) replaces it
+onBusy((retry) => announce(retry ? BUSY_WORDS : ""));
 
 installKeys({
   ready: () => session() !== null,

@@ -1,0 +1,137 @@
+"""gzip on the wire: answers, pages and static files over ~1 KB when the client accepts it,
+the same bytes once decoded; never the lectures' event stream, which must arrive unbuffered."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from pathlib import Path
+
+import httpx
+
+from app.settings import Settings
+
+GZIP = {"accept-encoding": "gzip"}
+PLAIN = {"accept-encoding": "identity"}
+STATIC = Settings().static_dir
+
+
+def raw(client: httpx.Client, method: str, path: str, headers: dict[str, str]) -> httpx.Response:
+    """The response with its body as it came over the wire (not decoded by httpx)."""
+    with client.stream(method, path, headers=headers) as r:
+        r.wire = b"".join(r.iter_raw())  # type: ignore[attr-defined]
+    return r
+
+
+def moons(client: httpx.Client) -> str:
+    r = client.post("/api/sessions", json={"scenario": "moons"}, headers=GZIP)
+    assert r.status_code == 201, r.text
+    assert r.headers["content-encoding"] == "gzip"  # the create's answer too
+    sid: str = r.json()["id"]
+    for line in ("forward", "loss", "zero_grad", "backward"):
+        assert client.post(f"/api/sessions/{sid}/{line}").status_code == 200
+    return sid
+
+
+def test_a_session_answer_is_gzipped_and_decodes_to_the_plain_one(client: httpx.Client) -> None:
+    sid = moons(client)
+    zipped = raw(client, "GET", f"/api/sessions/{sid}", GZIP)
+    plain = raw(client, "GET", f"/api/sessions/{sid}", PLAIN)
+    assert zipped.status_code == plain.status_code == 200
+    assert zipped.headers["content-encoding"] == "gzip"
+    assert "accept-encoding" in zipped.headers["vary"].lower()
+    assert "content-encoding" not in plain.headers
+    body = gzip.decompress(zipped.wire)  # type: ignore[attr-defined]
+    assert body == plain.wire  # type: ignore[attr-defined]
+    assert len(zipped.wire) < len(plain.wire) / 2  # type: ignore[attr-defined]
+    session = json.loads(body)
+    assert session["id"] == sid and session["scenario"] == "moons"
+    assert int(zipped.headers["content-length"]) == len(zipped.wire)  # type: ignore[attr-defined]
+
+
+def test_a_line_answer_is_gzipped(client: httpx.Client) -> None:
+    sid = moons(client)
+    r = raw(client, "POST", f"/api/sessions/{sid}/step", GZIP)
+    assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
+    assert json.loads(gzip.decompress(r.wire))["id"] == sid  # type: ignore[attr-defined]
+
+
+def test_a_static_file_is_gzipped_and_revalidates(client: httpx.Client) -> None:
+    path = "/static/js/api.js"
+    on_disk = (STATIC / "js" / "api.js").read_bytes()
+    zipped = raw(client, "GET", path, GZIP)
+    plain = raw(client, "GET", path, PLAIN)
+    assert zipped.status_code == plain.status_code == 200
+    assert zipped.headers["content-encoding"] == "gzip"
+    assert "content-encoding" not in plain.headers
+    assert gzip.decompress(zipped.wire) == plain.wire == on_disk  # type: ignore[attr-defined]
+    assert zipped.headers["content-type"] == plain.headers["content-type"]
+    assert "accept-encoding" in zipped.headers["vary"].lower()
+    # revalidation works as before: same ETag and Last-Modified, a 304 when unchanged
+    assert zipped.headers["etag"] == plain.headers["etag"]
+    assert zipped.headers["last-modified"] == plain.headers["last-modified"]
+    again = client.get(path, headers={**GZIP, "if-none-match": zipped.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+    # served from memory the second time, the same bytes
+    assert raw(client, "GET", path, GZIP).wire == zipped.wire  # type: ignore[attr-defined]
+
+
+def test_small_answers_and_files_stay_plain(client: httpx.Client) -> None:
+    assert len((STATIC / "js" / "views" / "params.js").read_bytes()) < 1000
+    for path in ("/static/js/views/params.js", "/healthz", "/api/sessions/not-a-session"):
+        r = client.get(path, headers=GZIP)
+        assert "content-encoding" not in r.headers, path
+
+
+def test_the_page_is_gzipped(client: httpx.Client) -> None:
+    zipped = raw(client, "GET", "/", GZIP)
+    plain = raw(client, "GET", "/", PLAIN)
+    assert zipped.headers["content-encoding"] == "gzip"
+    assert gzip.decompress(zipped.wire) == plain.wire  # type: ignore[attr-defined]
+
+
+def test_the_event_stream_is_never_compressed_nor_buffered(
+    client: httpx.Client, base_url: str
+) -> None:
+    sid = moons(client)
+    r = client.post(f"/api/sessions/{sid}/lecture")
+    assert r.status_code == 201, r.text
+    code = r.json()["code"]
+    with (
+        httpx.Client(base_url=base_url, timeout=15) as c,
+        c.stream("GET", f"/api/lectures/{code}/events", headers=GZIP) as events,
+    ):
+        assert events.status_code == 200
+        assert events.headers["content-type"].startswith("text/event-stream")
+        assert "content-encoding" not in events.headers
+        chunks = events.iter_raw()
+        seen = b""
+        started = time.monotonic()
+        while b"\n\n" not in seen:  # the first event, read while the stream stays open
+            seen += next(chunks)
+        assert time.monotonic() - started < 5
+        assert seen.startswith(b"id: ") and b"event: session\n" in seen
+        first = json.loads(seen.split(b"data: ", 1)[1].split(b"\n\n", 1)[0])
+        assert first["session"]["moment"] == client.get(f"/api/sessions/{sid}").json()["moment"]
+        # the instructor's next line arrives as its own event, as plain text
+        assert client.post(f"/api/sessions/{sid}/step").status_code == 200
+        rest = seen.split(b"\n\n", 1)[1]
+        while rest.count(b"\n\n") < 1 or b"event: session" not in rest:
+            rest += next(chunks)
+        event = rest[rest.index(b"id: ") :]
+        data = json.loads(event.split(b"data: ", 1)[1].split(b"\n\n", 1)[0])
+        assert data["session"]["moment"] == first["session"]["moment"] + 1
+
+
+def test_static_files_are_the_files(client: httpx.Client) -> None:
+    """Every JS and CSS file the page can load decodes to the file on disk."""
+    for file in sorted(STATIC.glob("**/*.js")) + sorted(STATIC.glob("css/*.css")):
+        if "swagger-ui" in file.parts:
+            continue
+        url = "/static/" + file.relative_to(STATIC).as_posix()
+        r = raw(client, "GET", url, GZIP)
+        body = r.wire  # type: ignore[attr-defined]
+        if r.headers.get("content-encoding") == "gzip":
+            body = gzip.decompress(body)
+        assert body == Path(file).read_bytes(), url
