@@ -68,7 +68,7 @@ def main() -> None:
         ),
     }
     try:
-        import orjson
+        import orjson  # type: ignore[import-not-found,unused-ignore]
 
         encoders["orjson.dumps (NaN -> null)"] = lambda: orjson.dumps(data)
     except ImportError:
