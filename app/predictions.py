@@ -124,8 +124,11 @@ def score(timeline: Timeline) -> dict[str, Any]:
         if e.op != "predict" or e.prediction is None:
             continue
         right = int(bool(e.prediction["correct"]))
-        for tally in (total, by_line.setdefault(e.entry, {"asked": 0, "correct": 0}),
-                      by_kind[e.prediction["kind"]]):  # fmt: skip
+        for tally in (
+            total,
+            by_line.setdefault(e.entry, {"asked": 0, "correct": 0}),
+            by_kind[e.prediction["kind"]],
+        ):
             tally["asked"] += 1
             tally["correct"] += right
     return {**total, "by_line": by_line, "by_kind": by_kind}

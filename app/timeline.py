@@ -200,8 +200,13 @@ class Timeline:
             said = before.prediction if before is not None and before.op == "predict" else None
             predicted = None if said is None else bool(said["correct"])
             rows.append(
-                {"n": i, "line": e.entry, "iteration": e.iteration, "loss": e.loss,
-                 "predicted": predicted}  # fmt: skip
+                {
+                    "n": i,
+                    "line": e.entry,
+                    "iteration": e.iteration,
+                    "loss": e.loss,
+                    "predicted": predicted,
+                }
             )
         return rows
 
@@ -273,8 +278,16 @@ class Timeline:
         self._cut()
         lab = self.lab
         point = lab.history[-1] if _is_loss(entry) else None
-        self._record(Event("line", entry=entry, advance=advance, iteration=lab.iteration,
-                           loss=lab.loss_value, point=point))  # fmt: skip
+        self._record(
+            Event(
+                "line",
+                entry=entry,
+                advance=advance,
+                iteration=lab.iteration,
+                loss=lab.loss_value,
+                point=point,
+            )
+        )
 
     def _record(self, event: Event) -> None:
         self.head += 1

@@ -58,7 +58,7 @@ def pick(lab: Lab, rnd: random.Random) -> tuple[str, int]:
     return name, rnd.randrange(lab.named[name].numel())
 
 
-def _alone(lab: Lab, name: str, index: int) -> tuple[Value, Value]:
+def alone(lab: Lab, name: str, index: int) -> tuple[Value, Value]:
     """The gradient the loss's graph gives this element (scaled as the GradScaler scales it), and
     that gradient added to what .grad holds now; (None, None) when the graph cannot give one."""
     loss, p = lab.loss_tensor, lab.named[name]
@@ -85,7 +85,7 @@ def outcome(lab: Lab, last: Forward | None, rnd: random.Random) -> Outcome:
     code = lab.described["code"][lab.cursor]
     name, index = pick(lab, rnd)
     before = element(lab, name, index)
-    alone, summed = _alone(lab, name, index) if line == "backward" else (None, None)
+    by_itself, summed = alone(lab, name, index) if line == "backward" else (None, None)
     loss_before = None
     if line == "step" and last is not None and last.x is not None and lab.loss_value is not None:
         again = loss_again(lab, last)
@@ -106,9 +106,21 @@ def outcome(lab: Lab, last: Forward | None, rnd: random.Random) -> Outcome:
     shape = list(lab.named[name].shape)
     after = element(lab, name, index)
     return Outcome(
-        entry, code, error, reads, writes, name, index, shape, before, after, alone, summed,
-        loss_before, loss_after,
-    )  # fmt: skip
+        entry,
+        code,
+        error,
+        reads,
+        writes,
+        name,
+        index,
+        shape,
+        before,
+        after,
+        by_itself,
+        summed,
+        loss_before,
+        loss_after,
+    )
 
 
 def stores(lab: Lab) -> list[str]:

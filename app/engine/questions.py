@@ -196,20 +196,32 @@ def _grad(o: Outcome, rnd: random.Random) -> Question:
     candidates: list[tuple[Value | str, str]] = [(truth, "")]
     if line == "backward" and o.alone is not None:
         candidates.append(
-            (o.alone, "believes backward overwrites .grad with this batch's gradient; it adds "
-             "into what .grad holds")  # fmt: skip
+            (
+                o.alone,
+                "believes backward overwrites .grad with this batch's gradient; it adds "
+                "into what .grad holds",
+            )
         )
     if line == "backward" and o.summed is not None:
         candidates.append(
             (o.summed, "believes backward runs and adds this batch's gradient; " + runs)
         )
     candidates += [
-        (None, f"believes `{o.code}` leaves .grad None; only zero_grad() (set_to_none=True) or a "
-         "fresh model empties it, and only backward fills it"),  # fmt: skip
-        (0.0, f"believes `{o.code}` leaves zeros in .grad; only zero_grad(set_to_none=False) "
-         "writes zeros"),  # fmt: skip
-        (o.before, f"believes `{o.code}` leaves .grad as it was; "
-         + ("it raises" if o.error is not None else "it writes .grad")),  # fmt: skip
+        (
+            None,
+            f"believes `{o.code}` leaves .grad None; only zero_grad() (set_to_none=True) or a "
+            "fresh model empties it, and only backward fills it",
+        ),
+        (
+            0.0,
+            f"believes `{o.code}` leaves zeros in .grad; only zero_grad(set_to_none=False) "
+            "writes zeros",
+        ),
+        (
+            o.before,
+            f"believes `{o.code}` leaves .grad as it was; "
+            + ("it raises" if o.error is not None else "it writes .grad"),
+        ),
         (ERROR, f"believes `{o.code}` raises here; it runs"),
     ]
     kept: dict[Any, tuple[Value | str, str]] = {}
