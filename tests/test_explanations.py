@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 from typing import Any
 
@@ -133,10 +134,8 @@ def test_parts_fold_to_grad_bit_for_bit(
     t = Timeline(setup(scenario, optimizer, accumulate, extras), every=3)
     rnd = random.Random(seed)
     for action in actions:
-        try:
+        with contextlib.suppress(LineError):
             t.next() if action is None else t.line(action)
-        except LineError:
-            pass
         for name, p in t.lab.named.items():
             index = rnd.randrange(p.numel())
             if p.grad is None:

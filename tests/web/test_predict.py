@@ -117,7 +117,7 @@ def test_explain_over_http(client: httpx.Client) -> None:
     for _ in range(4):
         client.post(f"/api/sessions/{sid}/next")
     data = client.get(f"/api/sessions/{sid}/explain?param=weight&index=0").json()
-    assert [p["value"] for p in data["parts"]][0] == -23.5
+    assert next(p["value"] for p in data["parts"]) == -23.5
     assert round(data["parts"][1]["value"], 4) == -3.875
     for query in ("param=nope&index=0", "param=weight&index=1", "param=weight&index=-1",
                   "param=weight"):  # fmt: skip
