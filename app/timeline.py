@@ -66,6 +66,7 @@ class Timeline:
     ) -> None:
         self.setup, self.journal, self.keep, self.every = setup, journal, keep, every
         self.lab = setup.build()
+        self._spare: Lab | None = None  # the scratch copy's Lab, built once (see scratch)
         self._start()
         self.change = Change()
 
@@ -235,7 +236,9 @@ class Timeline:
         if state is None:
             assert self.journal is not None
             state = self.journal.checkpoint(seq)
-        lab = self.setup.build()
+        # one Lab per timeline, restored whole each time (as a rewind restores the live one):
+        # building a model again costs more than the replay
+        lab = self._spare = self._spare or self.setup.build()
         lab.restore(state, whole=True)
         return lab, [(n, self.events[n - self.first]) for n in range(seq + 1, head + 1)]
 

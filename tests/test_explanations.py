@@ -151,4 +151,6 @@ def test_parts_fold_to_grad_bit_for_bit(
                     continue
                 total = sum(e["contribution"] for e in part["examples"])
                 size = sum(abs(e["contribution"]) for e in part["examples"])
-                assert abs(total - part["value"]) <= 1e-6 * max(abs(part["value"]), size)
+                # + 1e-12: a bias right before BatchNorm has a gradient that is 0 but for
+                # rounding (~1e-17), and so are its contributions: noise on both sides
+                assert abs(total - part["value"]) <= 1e-6 * max(abs(part["value"]), size) + 1e-12

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .examples import Forward
     from .lab import Lab
 
-MAX_SPLIT = 64  # the newest added parts split into examples (a loop never zeroed has many)
+MAX_SPLIT = 8  # the newest added parts split into examples: a split costs a Jacobian (~50 ms)
 
 
 @dataclass
