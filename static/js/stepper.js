@@ -25,6 +25,8 @@ import { createParams } from "./views/params.js";
 import { createSetup } from "./views/setup.js";
 import { createShare } from "./views/share.js";
 import { createTimeline } from "./views/timeline.js";
+import { createExplain } from "./views/explain.js";
+import { createPredict } from "./views/predict.js";
 
 const $ = (id) => document.getElementById(id);
 const session = () => current.session;
@@ -98,8 +100,11 @@ function newSession(setup, sentence) {
 }
 const setup = createSetup((changes) =>
   newSession({ ...setupOf(session()), lr: session().lr, ...changes }, "New session with the new setup."));
+/** Next line: run it, or with Predict first on, ask about it first. */
+const nextLine = () =>
+  predict.on ? predict.next() : actions.perform(() => api.next(session().id), true);
 const controls = createControls({
-  next: () => actions.perform(() => api.next(session().id), true),
+  next: () => nextLine(),
   toggleRun: () => actions.toggleRun(),
   reset: () => {
     actions.pause();
@@ -129,13 +134,23 @@ const render = createPainter({
   output: createOutput($("output")), parabola: createParabola($("theta")),
 });
 const actions = createActions({ render, controls, announce });
+const predict = createPredict({
+  api, session, render, announce,
+  enqueue: (task) => actions.enqueue(task),
+  failed: (error) => {
+    showProblem($("problem"), current.codePanel, error);
+    actions.recover(error, true);
+  },
+});
+createExplain({ root: $("grads"), api, session, announce });
 
 installKeys({
   ready: () => session() !== null,
   controls,
-  next: () => actions.perform(() => api.next(session().id), true),
+  next: () => nextLine(),
   back: goBack,
   toggleRun: () => actions.toggleRun(),
+  togglePredict: () => predict.toggle(),
 });
 
 /** Presenter mode (`?present=1` or the button): the projector's layout, kept in the URL. */
@@ -160,6 +175,7 @@ function setPresent(on) {
 async function start() {
   const url = readUrl();
   setPresent(url.present);
+  predict.set(url.predict);
   try {
     const presets = await api.presets();
     current.scenarios = await api.scenarios();
