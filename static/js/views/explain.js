@@ -32,12 +32,12 @@ export function createExplain({ root, api, session, announce }) {
     if (!param) return null;
     const index = cell.dataset.i !== undefined ? Number(cell.dataset.i)
       : flatIndex(param.shape, cell.dataset.index.split(",").filter((s) => s !== "").map(Number));
-    return { param: param.name, index };
+    return { param: param.name, index, dtype: param.dtype };
   }
 
-  function part(p) {
+  function part(p, dtype) {
     const li = document.createElement("li");
-    const number = p.op === "add" ? exact(p.value) : `× ${exact(p.factor)}`;
+    const number = p.op === "add" ? exact(p.value, dtype) : `× ${exact(p.factor, dtype)}`;
     li.textContent = `${number} from iteration ${p.iteration}: ${p.line} (moment ${p.moment})`;
     if (p.examples.length) {
       const row = document.createElement("ol");
@@ -45,7 +45,7 @@ export function createExplain({ root, api, session, announce }) {
       row.start = 0;
       for (const e of p.examples) {
         const item = document.createElement("li");
-        item.textContent = `example ${e.i}: ${exact(e.contribution)}`;
+        item.textContent = `example ${e.i}: ${exact(e.contribution, dtype)}`;
         row.append(item);
       }
       li.append(row);
@@ -65,10 +65,10 @@ export function createExplain({ root, api, session, announce }) {
       dialog.showModal();
       return;
     }
-    title.textContent = `${data.param}.grad element ${data.index} = ${exact(data.value)}`;
+    title.textContent = `${data.param}.grad element ${data.index} = ${exact(data.value, at.dtype)}`;
     const list = document.createElement("ol");
     list.className = "parts";
-    list.append(...data.parts.map(part));
+    list.append(...data.parts.map((p) => part(p, at.dtype)));
     body.replaceChildren(list);
     dialog.showModal();
     announce(title.textContent);
