@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from .. import explanations, predictions
 from ..timeline import Timeline
-from .answers import Problem, Session
+from .answers import Session
 from .api import ERRORS, Call, Target
 from .schemas import Body, Entry, Number
 
@@ -92,9 +92,6 @@ class ExplainOut(BaseModel):
     examples_sum_error: Number | None
 
 
-BAD = {**ERRORS, 422: {"model": Problem, "description": "a choice, param or index not offered"}}
-
-
 @router.get("/sessions/{session_id}/question", response_model=QuestionOut, responses=ERRORS)
 async def question(target: Target) -> Response:
     """What the line at the cursor will do, asked before it runs; changes nothing."""
@@ -102,7 +99,7 @@ async def question(target: Target) -> Response:
     return await target.use(lambda t: predictions.question(t, sid).public(), heavy=True)
 
 
-@router.post("/sessions/{session_id}/predict", response_model=PredictOut, responses=BAD)
+@router.post("/sessions/{session_id}/predict", response_model=PredictOut, responses=ERRORS)
 async def predict(call: Call, body: PredictBody) -> Response:
     """Keep the prediction, then run the line exactly as POST …/next does."""
 
@@ -118,7 +115,7 @@ async def score(target: Target) -> Response:
     return await target.use(predictions.score)
 
 
-@router.get("/sessions/{session_id}/explain", response_model=ExplainOut, responses=BAD)
+@router.get("/sessions/{session_id}/explain", response_model=ExplainOut, responses=ERRORS)
 async def explain(
     target: Target,
     param: Annotated[str, Query(max_length=100)],
