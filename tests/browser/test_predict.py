@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
+from .test_a11y import AXE_CONTEXT, violations
 from .test_page import next_line
 
 pytestmark = pytest.mark.browser
@@ -54,3 +55,24 @@ def test_explain_popover_after_skip_zero_grad(page: Page) -> None:
     expect(dialog).to_contain_text("-3.87499")
     expect(dialog).to_contain_text("from iteration 2")
     expect(dialog).to_contain_text("example 3: -12")
+
+
+def test_predict_and_explain_are_axe_clean(browser: Browser, base_url: str) -> None:
+    """The question, its answer and the explanation dialog open: no WCAG 2 A/AA violation;
+    all by keyboard (p is in the URL, n asks, Enter answers, Enter on a number explains)."""
+    page = browser.new_context(base_url=base_url, **AXE_CONTEXT).new_page()
+    page.goto("/?predict=1")
+    page.wait_for_selector("body[data-ready='1']")
+    expect(page.get_by_role("checkbox", name="Predict first")).to_be_checked()
+    for _ in range(4):
+        page.keyboard.press("n")
+        expect(page.locator("#predict-verdict")).to_be_empty()  # the new question is shown
+        expect(page.locator("#predict-choices input").first).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#predict-verdict")).not_to_be_empty()
+    assert violations(page) == []
+    page.locator('section[aria-label="Gradients"] .tensor[data-name="weight"] .value').focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#explain")).to_contain_text("example 3: -12")
+    assert violations(page) == []
+    page.context.close()

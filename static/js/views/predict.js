@@ -84,6 +84,8 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
         ...mine.map((c) => `${c.text}: ${c.misconception}.`)].join(" ");
       const s = await tally(id);
       question = null;
+      // the keys (n for the next question) work again: the choices no longer hold the focus
+      if (choices.contains(document.activeElement)) $("next").focus();
       announce(`${verdict.textContent} Score ${s.correct} of ${s.asked}.`);
     });
   }
