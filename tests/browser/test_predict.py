@@ -76,3 +76,21 @@ def test_predict_and_explain_are_axe_clean(browser: Browser, base_url: str) -> N
     expect(page.locator("#explain")).to_contain_text("example 3: -12")
     assert violations(page) == []
     page.context.close()
+
+
+def test_a_heat_map_cell_explains_itself(page: Page) -> None:
+    """moons: the arrows pick a cell of a heat map, Enter explains it (and so does a click)."""
+    page.goto("/?scenario=moons")
+    page.wait_for_selector("body[data-ready='1']")
+    next_line(page, 4)
+    grads = page.locator('section[aria-label="Gradients"] .tensor[data-name="0.weight"]')
+    grads.locator(".heatmap").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    dialog = page.locator("#explain")
+    expect(dialog).to_contain_text("0.weight.grad element 1 = ")
+    expect(dialog).to_contain_text("from iteration 1: backward (moment 4)")
+    expect(dialog).to_contain_text("example 31: ")
+    page.get_by_role("button", name="Close").click()
+    grads.locator('.cell[data-i="5"]').click()
+    expect(dialog).to_contain_text("0.weight.grad element 5 = ")

@@ -16,9 +16,10 @@ export function createExplain({ root, api, session, announce }) {
   const body = $("explain-body");
   $("explain-close").addEventListener("click", () => dialog.close());
 
-  // every number in .grad is a button: reachable by Tab, opened by Enter
+  // every number of a small tensor is a button: reachable by Tab, opened by Enter (a heat map
+  // is one stop already: its arrows pick a cell, Enter opens that one)
   new MutationObserver(() => {
-    for (const v of root.querySelectorAll(".value[data-index], .cell[data-i]")) {
+    for (const v of root.querySelectorAll(".value[data-index]")) {
       if (!v.hasAttribute("tabindex")) v.setAttribute("tabindex", "0");
       v.setAttribute("role", "button");
     }
@@ -26,7 +27,8 @@ export function createExplain({ root, api, session, announce }) {
 
   function target(el) {
     const tensor = el.closest(".tensor");
-    const cell = el.closest(".value[data-index], .cell[data-i]");
+    const cell = el.matches(".heatmap") ? el.querySelector(".cell.focus")
+      : el.closest(".value[data-index], .cell[data-i]");
     if (!tensor || !cell) return null;
     const param = session().params.find((p) => p.name === tensor.dataset.name);
     if (!param) return null;
@@ -76,7 +78,7 @@ export function createExplain({ root, api, session, announce }) {
 
   root.addEventListener("click", (e) => open(e.target));
   root.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && e.target.closest(".value[data-index], .cell[data-i]")) {
+    if (e.key === "Enter" && e.target.closest(".value[data-index], .heatmap")) {
       e.preventDefault();
       open(e.target);
     }
