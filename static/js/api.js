@@ -160,6 +160,16 @@ export const api = {
   rewind: (id, to) => onSession("POST", id, "/rewind", { to }),
   back: (id) => onSession("POST", id, "/back"),
   timeline: (id) => call("GET", `${session(id)}/timeline`),
+  // predict first and explain a number (issue 17)
+  question: (id) => call("GET", `${session(id)}/question`),
+  predict: async (id, choice) => {
+    const answer = await call("POST", `${session(id)}/predict?since=${since(id)}`, { choice });
+    if (answer.session) answer.session = merge(answer.session);
+    return answer;
+  },
+  score: (id) => call("GET", `${session(id)}/score`),
+  explain: (id, param, index) =>
+    call("GET", `${session(id)}/explain?param=${encodeURIComponent(param)}&index=${index}`),
   snapshot: (id) => call("POST", `${session(id)}/snapshot`),
   open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token }, true)),
   /** Where the session's code downloads from (links, not fetches: the browser saves them). */

@@ -110,6 +110,7 @@ export function readUrl(search = location.search) {
     compare: q.get("compare"),
     snapshot: q.get("snapshot"),
     present: q.get("present") === "1",
+    predict: q.get("predict") === "1",
   };
 }
 
@@ -168,6 +169,8 @@ export function writeUrl(session, present) {
     else q.set("program", session.program.join(","));
   }
   if (present) q.set("present", "1");
+  // Predict first stays on across reloads and in a shared link
+  if (new URLSearchParams(location.search).get("predict") === "1") q.set("predict", "1");
   // the compact page for an iframe stays compact (a reload inside a slide keeps it)
   if (new URLSearchParams(location.search).get("embed") === "1") q.set("embed", "1");
   const url = `${location.pathname}?${q}`;

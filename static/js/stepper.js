@@ -25,6 +25,8 @@ import { createParams } from "./views/params.js";
 import { createSetup } from "./views/setup.js";
 import { createShare } from "./views/share.js";
 import { createTimeline } from "./views/timeline.js";
+import { createExplain } from "./views/explain.js";
+import { createPredict } from "./views/predict.js";
 
 const $ = (id) => document.getElementById(id);
 const session = () => current.session;
@@ -99,8 +101,11 @@ function newSession(setup, sentence) {
 }
 const setup = createSetup((changes) =>
   newSession({ ...setupOf(session()), lr: session().lr, ...changes }, "New session with the new setup."));
+/** Next line: run it, or with Predict first on, ask about it first. */
+const nextLine = () =>
+  predict.on ? predict.next() : actions.perform(() => api.next(session().id), true);
 const controls = createControls({
-  next: () => actions.perform(() => api.next(session().id), true),
+  next: () => nextLine(),
   toggleRun: () => actions.toggleRun(),
   reset: () => {
     actions.pause();
@@ -135,13 +140,23 @@ const actions = createActions({ render, controls, announce });
 // a busy server: say so while the request waits to be sent again; the answer's own sentence
 // (or the error, after the last try) replaces it
 onBusy((retry) => announce(retry ? BUSY_WORDS : ""));
+const predict = createPredict({
+  api, session, render, announce,
+  enqueue: (task) => actions.enqueue(task),
+  failed: (error) => {
+    showProblem($("problem"), current.codePanel, error);
+    actions.recover(error, true);
+  },
+});
+createExplain({ root: $("grads"), api, session, announce });
 
 installKeys({
   ready: () => session() !== null,
   controls,
-  next: () => actions.perform(() => api.next(session().id), true),
+  next: () => nextLine(),
   back: goBack,
   toggleRun: () => actions.toggleRun(),
+  togglePredict: () => predict.toggle(),
 });
 
 /** Presenter mode (`?present=1` or the button): the projector's layout, kept in the URL. */
@@ -166,6 +181,7 @@ function setPresent(on) {
 async function start() {
   const url = readUrl();
   setPresent(url.present);
+  predict.set(url.predict);
   try {
     const presets = catalogue().presets;
     current.scenarios = catalogue().scenarios;

@@ -27,11 +27,12 @@ VIEWS = [
 ]
 
 
+AXE_CONTEXT: dict[str, Any] = {"bypass_csp": True, "viewport": {"width": 1360, "height": 900}}
+
+
 @pytest.fixture()
 def audited(browser: Browser, base_url: str) -> Iterator[Page]:
-    context = browser.new_context(
-        base_url=base_url, bypass_csp=True, viewport={"width": 1360, "height": 900}
-    )
+    context = browser.new_context(base_url=base_url, **AXE_CONTEXT)
     yield context.new_page()
     context.close()
 

@@ -1,0 +1,110 @@
+// Predict first (issue 17): with the switch on (key p, ?predict=1) Next line asks what the line
+// will do instead of running it; answering runs it (the server runs it exactly as Next would),
+// marks the answer right or wrong with the explanation and, for a wrong one, what it believed,
+// and keeps a running score with the lines most often got wrong.
+
+const $ = (id) => document.getElementById(id);
+
+/** `session()` is the current Session; `enqueue` the request queue; `render` paints a Session;
+ * `failed(error)` shows a refusal as a 409 from Next would be shown; `announce` speaks. */
+export function createPredict({ api, session, enqueue, render, failed, announce }) {
+  const box = $("predict-first");
+  const section = $("predict");
+  const prompt = $("predict-prompt");
+  const choices = $("predict-choices");
+  const submit = $("predict-answer");
+  const verdict = $("predict-verdict");
+  const score = $("predict-score");
+  let question = null;
+
+  function setUrl(on) {
+    const q = new URLSearchParams(location.search);
+    if (on) q.set("predict", "1");
+    else q.delete("predict");
+    history.replaceState(null, "", `${location.pathname}?${q}`);
+  }
+
+  function set(on) {
+    box.checked = on;
+    section.hidden = !on;
+    setUrl(on);
+    if (!on) question = null;
+  }
+
+  function build(q) {
+    const kind = q.multiple ? "checkbox" : "radio";
+    choices.replaceChildren(...q.choices.map((c, i) => {
+      const label = document.createElement("label");
+      label.className = "choice";
+      const input = document.createElement("input");
+      Object.assign(input, { type: kind, name: "predict-choice", value: c.id });
+      if (i === 0 && !q.multiple) input.checked = true;
+      label.append(input, ` ${c.text}`);
+      return label;
+    }));
+  }
+
+  async function ask() {
+    return enqueue(async () => {
+      question = await api.question(session().id);
+      prompt.textContent = question.prompt;
+      build(question);
+      verdict.textContent = "";
+      submit.disabled = false;
+      section.hidden = false;
+      choices.querySelector("input")?.focus();
+      announce(question.prompt);
+    });
+  }
+
+  async function tally(id) {
+    const s = await api.score(id);
+    const wrong = Object.entries(s.by_line)
+      .filter(([, t]) => t.asked > t.correct)
+      .map(([line, t]) => `${line} ${t.asked - t.correct} of ${t.asked}`);
+    score.textContent = `Score: ${s.correct} of ${s.asked}` +
+      (wrong.length ? `. Wrong most on: ${wrong.join(", ")}.` : ".");
+    return s;
+  }
+
+  async function answer() {
+    if (!question) return;
+    const picked = [...choices.querySelectorAll("input:checked")].map((i) => i.value);
+    const choice = question.multiple ? picked : picked[0];
+    submit.disabled = true;
+    return enqueue(async () => {
+      const id = session().id;
+      const said = await api.predict(id, choice);
+      if (said.session) render(said.session);
+      else failed({ status: 409, message: said.error.detail, line: said.error.line });
+      const mine = said.choices.filter((c) => picked.includes(c.id) && c.misconception);
+      const head = said.correct ? "Right." : `Not quite: the answer is ${said.choices
+        .filter((c) => said.answer.includes(c.id)).map((c) => c.text).join(", ") || "none"}.`;
+      verdict.textContent = [head, said.explanation,
+        ...mine.map((c) => `${c.text}: ${c.misconception}.`)].join(" ");
+      const s = await tally(id);
+      question = null;
+      // the keys (n for the next question) work again: the choices no longer hold the focus
+      if (choices.contains(document.activeElement)) $("next").focus();
+      announce(`${verdict.textContent} Score ${s.correct} of ${s.asked}.`);
+    });
+  }
+
+  box.addEventListener("change", () => set(box.checked));
+  submit.addEventListener("click", answer);
+  choices.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      e.preventDefault();
+      answer();
+    }
+  });
+  return {
+    get on() {
+      return box.checked;
+    },
+    set,
+    toggle: () => set(!box.checked),
+    /** Next line with the switch on: ask first (asking twice gives the same question). */
+    next: ask,
+  };
+}
