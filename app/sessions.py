@@ -173,7 +173,12 @@ class SessionStore:
         return self._load(session_id)
 
     def fork(self, session_id: str) -> Session:
-        """A new session whose log is a copy of this one's up to now (call under its lock)."""
+        """A new session whose log is a copy of this one's up to its newest saved moment.
+
+        Needs no lock of the session: every action is saved (in one transaction) under its
+        lock before it is answered, and the copy reads the stored log in one transaction (one
+        snapshot of it), so it holds whole actions only, each one answered or being answered.
+        The new session is replayed from its nearest checkpoint (slow: off the event loop)."""
         new = new_id()
         try:
             self.store.fork(session_id, new)

@@ -285,7 +285,9 @@ class LogStore(LectureTables):
         self._copy(log_id, "session", new_id, "session")
 
     def _copy(self, source: str, source_kind: str, target: str, kind: str) -> None:
-        with self._tx() as db:
+        # no lock of the source's session is held (a fork): one snapshot of the database for
+        # every statement, so the copy holds whole actions, never half of one appended meanwhile
+        with self._one_snapshot() as db:
             row = db.execute(
                 "SELECT head FROM logs WHERE id = ? AND kind = ?", (source, source_kind)
             ).fetchone()
@@ -313,6 +315,11 @@ class LogStore(LectureTables):
                 "SELECT ?, seq, clean, state FROM checkpoints WHERE log = ? AND seq < ?",
                 (target, source, head),
             )
+
+    def _one_snapshot(self) -> AbstractContextManager[Cursor]:
+        """A transaction whose statements all read one moment of the database (SQLite's
+        transactions run one at a time anyway; PostgreSQL's are asked for it)."""
+        return self._tx()
 
     # -- keeping it bounded ---------------------------------------------------------
 
