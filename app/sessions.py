@@ -181,10 +181,12 @@ class SessionStore:
         The new session is replayed from its nearest checkpoint (slow: off the event loop)."""
         new = new_id()
         try:
-            self.store.fork(session_id, new)
+            stored, owner = self.store.fork(session_id, new)
         except NoSuchLog:
             raise UnknownSession(session_id) from None
-        return self._load(new)
+        session = Session(new, Timeline.restored(stored, Journal(self.store, new)), owner)
+        self._add(session)
+        return session
 
     def snapshot(self, session_id: str) -> str:
         """A frozen copy of the session's log under a new token (which reveals nothing of the
