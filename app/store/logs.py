@@ -331,8 +331,8 @@ class LogStore(LectureTables):
             "SELECT ?, seq, clean, state FROM checkpoints WHERE log = ? AND seq IN ("
             " SELECT seq FROM (SELECT seq, ROW_NUMBER() OVER (ORDER BY seq DESC) AS n"
             "  FROM checkpoints WHERE log = ? AND seq < ?) AS newest"
-            " WHERE n <= ? OR n % ? = 0 OR seq = ?)",
-            (target, source, source, head, FORK_NEWEST, FORK_EVERY, int(first) - 1),
+            " WHERE n <= ? OR n / ? * ? = n OR seq = ?)",  # (no %: psycopg's placeholder)
+            (target, source, source, head, FORK_NEWEST, FORK_EVERY, FORK_EVERY, int(first) - 1),
         )
 
     def _one_snapshot(self) -> AbstractContextManager[Cursor]:
