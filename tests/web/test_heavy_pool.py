@@ -21,6 +21,7 @@ from fastapi import FastAPI
 from app.main import create_app
 from app.settings import Settings
 from app.timeline import Timeline
+from app.web.pool import HeavyPool
 
 from ..conftest import free_port
 
@@ -152,3 +153,28 @@ def test_past_its_queue_heavy_work_is_503_and_lines_go_on(gauge: Gauge) -> None:
     assert [r.status_code for r in seen["done"]] == [200, 200, 200]
     assert [r.json()["iteration"] for r in seen["done"]] == [1000, 5, 5]
     assert gauge.peak == 1 and (pool.running, pool.waiting) == (0, 0)
+
+
+def test_first_come_first_served_and_a_cancelled_wait_leaves_the_queue() -> None:
+    async def scene() -> tuple[list[int], int, int]:
+        pool = HeavyPool(workers=1, queue=5)
+        order: list[int] = []
+        gate = asyncio.Event()
+
+        async def job(n: int) -> None:
+            async with pool.slot():
+                order.append(n)
+                await gate.wait()
+
+        first = asyncio.ensure_future(job(0))
+        await until(lambda: pool.running == 1, "the first job")
+        queued = [asyncio.ensure_future(job(n)) for n in range(1, 5)]
+        await until(lambda: pool.waiting == 4, "four in the queue")
+        queued[1].cancel()  # job 2 gives up while it waits
+        await asyncio.sleep(0)
+        gate.set()
+        await asyncio.gather(first, *queued, return_exceptions=True)
+        return order, pool.running, pool.waiting
+
+    order, running, waiting = asyncio.run(scene())
+    assert order == [0, 1, 3, 4] and (running, waiting) == (0, 0)
