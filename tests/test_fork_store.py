@@ -4,8 +4,10 @@ while the source's owner appends (no lock of the session held), always whole act
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +15,7 @@ from app.engine.optimizers import PLAIN_SGD
 from app.sessions import Journal
 from app.store import Store
 from app.store.logs import FORK_EVERY, FORK_NEWEST
+from app.store.sqlite import FairLock
 from app.timeline import Setup, Timeline
 
 Make = Callable[..., Store]
@@ -99,3 +102,33 @@ def test_forks_taken_while_the_owner_appends_hold_whole_actions(make_store: Make
         assert fork.snapshot() == versions[key(saved.events)]
     writer.join()
     assert forks >= 5
+
+
+def test_sqlites_lock_goes_in_turn_and_to_the_event_loop_first() -> None:
+    lock = FairLock()
+    order: list[str] = []
+
+    def take(name: str) -> None:
+        with lock:
+            order.append(name)
+
+    def on_a_loop() -> None:
+        async def line() -> None:
+            take("loop")
+
+        asyncio.run(line())
+
+    lock.__enter__()
+    waiting = []
+    for name, target in [("a", take), ("b", take), ("c", take), ("loop", on_a_loop)]:
+        args = (name,) if target is take else ()
+        thread = threading.Thread(target=target, args=args)
+        thread.start()
+        waiting.append(thread)
+        queued = len(waiting)
+        while len(lock._queue) + len(lock._urgent) < queued:  # in this order
+            time.sleep(0.001)
+    lock.__exit__()
+    for thread in waiting:
+        thread.join(10)
+    assert order == ["loop", "a", "b", "c"]

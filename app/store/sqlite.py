@@ -9,6 +9,7 @@ the process that replayed it last. There is no one to notify: ``notify`` does no
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections import deque
@@ -23,13 +24,17 @@ from .sql import Cursor
 
 
 class FairLock:
-    """A lock granted in the order it was asked for. ``threading.Lock`` lets the thread that
-    lets it go take it straight back: two threads copying logs for a class's forks would then
-    keep the instructor's line (on the event loop) out for seconds. Here each waits its turn."""
+    """A lock granted in the order it was asked for, the event loop's thread first.
+
+    ``threading.Lock`` lets the thread that lets it go take it straight back: two threads
+    copying logs for a class's forks would keep the instructor's line out for seconds. Here each
+    waits its turn; and a line answered on the event loop (which every other request waits for
+    meanwhile) waits only for the transaction under way, not for the threads queued before it."""
 
     def __init__(self) -> None:
         self._mutex = threading.Lock()
         self._queue: deque[threading.Lock] = deque()
+        self._urgent: deque[threading.Lock] = deque()  # the event loop's thread
         self._held = False
 
     def __enter__(self) -> None:
@@ -39,12 +44,15 @@ class FairLock:
                 return
             turn = threading.Lock()
             turn.acquire()
-            self._queue.append(turn)
+            on_loop = asyncio._get_running_loop() is not None
+            (self._urgent if on_loop else self._queue).append(turn)
         turn.acquire()  # let go by __exit__: the lock is handed over, still held
 
     def __exit__(self, *_: object) -> None:
         with self._mutex:
-            if self._queue:
+            if self._urgent:
+                self._urgent.popleft().release()
+            elif self._queue:
                 self._queue.popleft().release()
             else:
                 self._held = False
