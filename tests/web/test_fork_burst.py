@@ -39,7 +39,9 @@ async def burst(base: str, code: str, sid: str) -> tuple[list[httpx.Response], l
     limits = httpx.Limits(max_connections=FORKS + 8, max_keepalive_connections=FORKS + 8)
     async with (
         httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as crowd,
-        httpx.AsyncClient(base_url=base, timeout=120) as own,
+        # a connection a click: a client slowed by the 300 others may read an answer after the
+        # server's keep-alive (5 s) has closed the connection, which httpx does not retry
+        httpx.AsyncClient(base_url=base, timeout=120, headers={"Connection": "close"}) as own,
     ):
         started = asyncio.Event()
 

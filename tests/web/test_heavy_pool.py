@@ -72,6 +72,11 @@ def gauge(monkeypatch: pytest.MonkeyPatch) -> Gauge:
     return counted
 
 
+# a connection a request: a wait longer than the server's keep-alive (5 s) must not leave a
+# closed connection for the next request (httpx does not retry one)
+CLOSE = {"Connection": "close"}
+
+
 def server(workers: int, queue: int) -> FastAPI:
     data = tempfile.mkdtemp(prefix="loop-stepper-pool-")
     return create_app(Settings(data=data, heavy_workers=workers, heavy_queue=queue))
@@ -93,7 +98,7 @@ def test_never_more_runs_at_once_than_workers(gauge: Gauge) -> None:
     app = server(workers=2, queue=100)
 
     async def six_runs(base: str) -> list[httpx.Response]:
-        async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        async with httpx.AsyncClient(base_url=base, timeout=120, headers=CLOSE) as client:
             ids = await sessions(client, 6)
             runs = (client.post(f"/api/sessions/{i}/run", json={"iterations": 150}) for i in ids)
             return await asyncio.gather(*runs)
@@ -111,7 +116,7 @@ def test_past_its_queue_heavy_work_is_503_and_lines_go_on(gauge: Gauge) -> None:
     pool = app.state.pool
 
     async def scene(base: str) -> dict[str, Any]:
-        async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        async with httpx.AsyncClient(base_url=base, timeout=120, headers=CLOSE) as client:
             hog, second, third, late, student, twin = await sessions(client, 6)
             code = (await client.post(f"/api/sessions/{student}/lecture")).json()["code"]
             run = "/api/sessions/{}/run"
