@@ -29,6 +29,7 @@ from .store import open_store as open_database
 from .timeline import MomentOutOfRange, TimelineError
 from .web import api, compression, docs, lectures, pages, predict, security
 from .web.api import JSONResponse
+from .web.pool import HeavyPool, PoolFull
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -80,6 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.store = store
     app.state.hub = hub
+    app.state.pool = HeavyPool(settings.heavy_workers, settings.heavy_queue)
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     compression.install(app)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
@@ -154,6 +156,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(StoreFull)
     def store_full(request: Request, exc: StoreFull) -> JSONResponse:
         return JSONResponse({"detail": f"{exc}; try again later"}, status_code=503)
+
+    @app.exception_handler(PoolFull)
+    def pool_full(request: Request, exc: PoolFull) -> JSONResponse:
+        headers = {"Retry-After": str(exc.retry_after)}
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers=headers)
 
     @app.exception_handler(StoreUnavailable)
     def store_unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:

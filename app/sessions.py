@@ -173,13 +173,20 @@ class SessionStore:
         return self._load(session_id)
 
     def fork(self, session_id: str) -> Session:
-        """A new session whose log is a copy of this one's up to now (call under its lock)."""
+        """A new session whose log is a copy of this one's up to its newest saved moment.
+
+        Needs no lock of the session: every action is saved (in one transaction) under its
+        lock before it is answered, and the copy reads the stored log in one transaction (one
+        snapshot of it), so it holds whole actions only, each one answered or being answered.
+        The new session is replayed from its nearest checkpoint (slow: off the event loop)."""
         new = new_id()
         try:
-            self.store.fork(session_id, new)
+            stored, owner = self.store.fork(session_id, new)
         except NoSuchLog:
             raise UnknownSession(session_id) from None
-        return self._load(new)
+        session = Session(new, Timeline.restored(stored, Journal(self.store, new)), owner)
+        self._add(session)
+        return session
 
     def snapshot(self, session_id: str) -> str:
         """A frozen copy of the session's log under a new token (which reveals nothing of the

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     evict_interval: float = 30.0  # seconds between sweeps that drop idle sessions
     max_body: int = 16 * 1024  # bytes; a larger request body is a 413 (valid ones are < 1 KB)
     threadpool: int = 40  # threads that run the (synchronous) line requests at once
+    # heavy work (runs, forks, sessions read back from the store) running at once: one a core
+    heavy_workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    # heavy work that may wait for a free worker (first come, first served); beyond it a 503
+    # with Retry-After. Deep enough that a whole class forking one lecture at once all get in.
+    heavy_queue: int = Field(default=1000, ge=0)
     lecture_hours: float = 4.0  # a lecture's join code stops working after this long
     lecture_keepalive: float = 15.0  # seconds between keep-alive comments on a lecture's events
     access_log: bool = False  # one line per request: 300 students make 300 lines a second

@@ -14,7 +14,6 @@ session another process has claimed since gets ``NotOwner`` and must replay it a
 
 from __future__ import annotations
 
-import json
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterable
@@ -23,11 +22,14 @@ from typing import Any, TypedDict
 
 from .. import checkpoints
 from ..engine import LabState
-from ..records import AT_END, Change, Event, Saved, Setup
+from ..records import AT_END, Change, Saved, Setup
+from . import reading
 from .lectures import LectureTables
 from .sql import Cursor, dumps
 
 DAY = 86_400.0
+FORK_NEWEST = 4  # a fork copies its source's newest checkpoints (its head replays from one)
+FORK_EVERY = 8  # and one in this many older ones: a rewind replays at most ~80 lines more
 
 
 class NoSuchLog(KeyError):
@@ -206,7 +208,8 @@ class LogStore(LectureTables):
         """A log as it stands (claiming nothing: ``claim`` is what a process that will drive
         the session calls)."""
         with self._read() as db:
-            return self._saved(db, log_id, kind)
+            rows = self._rows(db, log_id, kind)
+        return self._saved(rows)
 
     def claim(self, log_id: str) -> tuple[Saved, int]:
         """Take a session over: bump its owner epoch and read its log, in one transaction
@@ -220,32 +223,17 @@ class LogStore(LectureTables):
             ).fetchone()
             if row is None:
                 raise NoSuchLog(log_id)
-            return self._saved(db, log_id, "session"), int(row[0])
+            rows = self._rows(db, log_id, "session")
+        return self._saved(rows), int(row[0])
 
     @staticmethod
-    def _saved(db: Cursor, log_id: str, kind: str) -> Saved:
-        row = db.execute(
-            "SELECT setup, head, first, dropped, base_points FROM logs WHERE id = ? AND kind = ?",
-            (log_id, kind),
-        ).fetchone()
-        if row is None:
+    def _rows(db: Cursor, log_id: str, kind: str) -> reading.Rows:
+        rows = reading.fetch(db, log_id, kind)
+        if rows is None:
             raise NoSuchLog(log_id)
-        events = db.execute(
-            "SELECT body FROM events WHERE log = ? ORDER BY seq", (log_id,)
-        ).fetchall()
-        marks = db.execute(
-            "SELECT seq, clean FROM checkpoints WHERE log = ? ORDER BY seq", (log_id,)
-        ).fetchall()
-        setup, head, first, dropped, base_points = row
-        return Saved(
-            Setup.from_json(json.loads(setup)),
-            AT_END if head is None else int(head),
-            int(first),
-            int(dropped),
-            json.loads(base_points),
-            [Event.from_json(json.loads(body)) for (body,) in events],
-            [(int(seq), bool(clean)) for seq, clean in marks],
-        )
+        return rows
+
+    _saved = staticmethod(reading.parse)  # once the connection is let go
 
     def checkpoint(self, log_id: str, seq: int) -> LabState:
         with self._read() as db:
@@ -280,39 +268,77 @@ class LogStore(LectureTables):
         """A new session ``log_id`` whose log is the snapshot's (owned by none yet)."""
         self._copy(token, "snapshot", log_id, "session")
 
-    def fork(self, log_id: str, new_id: str) -> None:
-        """A new session ``new_id`` whose log is a copy of this one's up to its head."""
-        self._copy(log_id, "session", new_id, "session")
+    def fork(self, log_id: str, new_id: str) -> tuple[Saved, int]:
+        """A new session ``new_id`` whose log is a copy of this one's up to its head, owned by
+        the caller (epoch 1, as a created one): returns it as copied, and that epoch. Of the
+        checkpoints only the newest ``FORK_NEWEST`` and every ``FORK_EVERY``-th older one are
+        copied: a class forking a long lecture copies a fifth of its bytes, and a fork's rewind
+        far into its past replays a few more lines (the same numbers: replays are exact)."""
+        with self._one_snapshot() as db:
+            self._copy_in(db, log_id, "session", new_id, "session", owner=1, thin=True)
+            rows = self._rows(db, new_id, "session")
+        return self._saved(rows), 1
 
     def _copy(self, source: str, source_kind: str, target: str, kind: str) -> None:
-        with self._tx() as db:
-            row = db.execute(
-                "SELECT head FROM logs WHERE id = ? AND kind = ?", (source, source_kind)
+        with self._one_snapshot() as db:
+            self._copy_in(db, source, source_kind, target, kind)
+
+    def _copy_in(
+        self,
+        db: Cursor,
+        source: str,
+        source_kind: str,
+        target: str,
+        kind: str,
+        *,
+        owner: int = 0,
+        thin: bool = False,
+    ) -> None:
+        # no lock of the source's session is held (a fork): run in ``_one_snapshot``, so the
+        # copy holds whole actions, never half of one appended meanwhile
+        row = db.execute(
+            "SELECT head, first FROM logs WHERE id = ? AND kind = ?", (source, source_kind)
+        ).fetchone()
+        if row is None:
+            raise NoSuchLog(source)
+        head, first = row
+        if head is None:  # at its newest event: all of it
+            newest = db.execute(
+                "SELECT coalesce(max(seq), -1) FROM events WHERE log = ?", (source,)
             ).fetchone()
-            if row is None:
-                raise NoSuchLog(source)
-            head = row[0]
-            if head is None:  # at its newest event: all of it
-                newest = db.execute(
-                    "SELECT coalesce(max(seq), -1) FROM events WHERE log = ?", (source,)
-                ).fetchone()
-                head = int(newest[0]) + 1
-            db.execute(
-                "INSERT INTO logs (id, kind, setup, head, first, dropped, base_points, used) "
-                "SELECT ?, ?, setup, head, first, dropped, base_points, ? FROM logs WHERE id = ?",
-                (target, kind, self.clock(), source),
-            )
-            db.execute(
-                "INSERT INTO events (log, seq, body) "
-                "SELECT ?, seq, body FROM events WHERE log = ? AND seq <= ?",
-                (target, source, head),
-            )
-            # a checkpoint at the head or later was taken before an event that is not copied
+            head = int(newest[0]) + 1
+        db.execute(
+            "INSERT INTO logs (id, kind, setup, head, first, dropped, base_points, used, owner) "
+            "SELECT ?, ?, setup, head, first, dropped, base_points, ?, ? FROM logs WHERE id = ?",
+            (target, kind, self.clock(), owner, source),
+        )
+        db.execute(
+            "INSERT INTO events (log, seq, body) "
+            "SELECT ?, seq, body FROM events WHERE log = ? AND seq <= ?",
+            (target, source, head),
+        )
+        # a checkpoint at the head or later was taken before an event that is not copied
+        if not thin:
             db.execute(
                 "INSERT INTO checkpoints (log, seq, clean, state) "
                 "SELECT ?, seq, clean, state FROM checkpoints WHERE log = ? AND seq < ?",
                 (target, source, head),
             )
+            return
+        # the one before the first kept event stays: a log that forgot its start replays from it
+        db.execute(
+            "INSERT INTO checkpoints (log, seq, clean, state) "
+            "SELECT ?, seq, clean, state FROM checkpoints WHERE log = ? AND seq IN ("
+            " SELECT seq FROM (SELECT seq, ROW_NUMBER() OVER (ORDER BY seq DESC) AS n"
+            "  FROM checkpoints WHERE log = ? AND seq < ?) AS newest"
+            " WHERE n <= ? OR n / ? * ? = n OR seq = ?)",  # (no %: psycopg's placeholder)
+            (target, source, source, head, FORK_NEWEST, FORK_EVERY, FORK_EVERY, int(first) - 1),
+        )
+
+    def _one_snapshot(self) -> AbstractContextManager[Cursor]:
+        """A transaction whose statements all read one moment of the database (SQLite's
+        transactions run one at a time anyway; PostgreSQL's are asked for it)."""
+        return self._tx()
 
     # -- keeping it bounded ---------------------------------------------------------
 

@@ -125,6 +125,14 @@ class PostgresStore(SharedLectures, LogStore):
             yield _Qmark(cursor)
 
     @contextmanager
+    def _one_snapshot(self) -> Iterator[Cursor]:
+        # READ COMMITTED (the default) reads a fresh snapshot per statement: a copy made while
+        # the source's owner appends could mix two moments of its log
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            yield _Qmark(cursor)
+
+    @contextmanager
     def _read(self) -> Iterator[Cursor]:
         with self._connection() as conn, conn.cursor() as cursor:
             yield _Qmark(cursor)

@@ -9,8 +9,10 @@ the process that replayed it last. There is no one to notify: ``notify`` does no
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +21,41 @@ from typing import Any, Unpack
 from .logs import Limits, LogStore
 from .schema import SCHEMA, SQLITE, statements
 from .sql import Cursor
+
+
+class FairLock:
+    """A lock granted in the order it was asked for, the event loop's thread first.
+
+    ``threading.Lock`` lets the thread that lets it go take it straight back: two threads
+    copying logs for a class's forks would keep the instructor's line out for seconds. Here each
+    waits its turn; and a line answered on the event loop (which every other request waits for
+    meanwhile) waits only for the transaction under way, not for the threads queued before it."""
+
+    def __init__(self) -> None:
+        self._mutex = threading.Lock()
+        self._queue: deque[threading.Lock] = deque()
+        self._urgent: deque[threading.Lock] = deque()  # the event loop's thread
+        self._held = False
+
+    def __enter__(self) -> None:
+        with self._mutex:
+            if not self._held:
+                self._held = True
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            on_loop = asyncio._get_running_loop() is not None
+            (self._urgent if on_loop else self._queue).append(turn)
+        turn.acquire()  # let go by __exit__: the lock is handed over, still held
+
+    def __exit__(self, *_: object) -> None:
+        with self._mutex:
+            if self._urgent:
+                self._urgent.popleft().release()
+            elif self._queue:
+                self._queue.popleft().release()
+            else:
+                self._held = False
 
 
 class SqliteStore(LogStore):
@@ -31,7 +68,7 @@ class SqliteStore(LogStore):
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._lock = threading.Lock()
+        self._lock = FairLock()
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=OFF")
@@ -43,7 +80,9 @@ class SqliteStore(LogStore):
             if self.path == ":memory:"
             else sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         )
-        self._reading = self._lock if self._reader is self._db else threading.Lock()
+        self._reading: FairLock | threading.Lock = (
+            self._lock if self._reader is self._db else threading.Lock()
+        )
 
     def _migrate(self) -> None:
         with self._tx() as db:

@@ -26,6 +26,7 @@ from ..store import NotOwner
 from ..timeline import Timeline, TimelineError
 from .answers import Output, Problem, Session
 from .catalogue import presets_out
+from .pool import HeavyPool
 from .schemas import (
     BackwardBody,
     CreateSession,
@@ -52,6 +53,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "no such session (or it expired)"},
     409: {"model": Problem, "description": "the line cannot run now; PyTorch's own message"},
     429: {"model": Problem, "description": "too many requests already wait for this session"},
+}
+HEAVY_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    503: {"model": Problem, "description": "heavy work is queued past its bound: Retry-After"},
 }
 MAX_WAITING = 4  # requests that may queue behind one session's lock
 
@@ -85,6 +90,7 @@ class SessionTarget:
 
     store: SessionStore
     session_id: str
+    pool: HeavyPool
 
     async def use(self, read: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
         """Answer with what ``read`` takes from the session's Timeline, as JSON."""
@@ -97,9 +103,10 @@ class SessionTarget:
         afterwards), so it is turned into JSON after the lock is let go.
 
         A line on these tiny models takes less time than handing it to a worker thread, so
-        it runs right here when the session is in memory and free. A ``heavy`` action (``run``),
-        a session another request holds, and one that must be read back from the store go to
-        a thread: the event loop never waits on a lock or a replay.
+        it runs right here when the session is in memory and free; one whose session another
+        request holds waits for it in a thread. A ``heavy`` action (``run``), and a session
+        that must be read back from the store, go through the heavy-work pool (``pool.py``):
+        the event loop never waits on a lock or a replay, and a line never waits behind them.
         """
         session = self.store.live(self.session_id)
         if session is not None and not heavy and session.lock.acquire(blocking=False):
@@ -111,16 +118,18 @@ class SessionTarget:
                 session = None
             finally:
                 held.lock.release()
-        if session is not None:
-            # a page waits for each answer before it asks again, so a queue this long is a flood
-            if session.waiting >= MAX_WAITING:
-                raise SessionBusy(self.session_id)
-            session.waiting += 1  # only ever changed on the event loop's thread: no race
-            try:
-                return await anyio.to_thread.run_sync(self._locked, session, read)
-            finally:
-                session.waiting -= 1
-        return await anyio.to_thread.run_sync(self._locked, None, read)
+        if session is None:
+            return await self.pool.run(self._locked, None, read)
+        # a page waits for each answer before it asks again, so a queue this long is a flood
+        if session.waiting >= MAX_WAITING:
+            raise SessionBusy(self.session_id)
+        session.waiting += 1  # only ever changed on the event loop's thread: no race
+        try:
+            if heavy:
+                return await self.pool.run(self._locked, session, read)
+            return await anyio.to_thread.run_sync(self._locked, session, read)
+        finally:
+            session.waiting -= 1
 
     def _locked(self, session: LiveSession | None, read: Callable[[Timeline], Any]) -> Any:
         while True:  # a session that left memory meanwhile is read back from the store
@@ -154,7 +163,7 @@ class SessionCall(SessionTarget):
 
 # these two read the store off the app themselves: one dependency level less on every line
 async def session_target(session_id: str, request: Request) -> SessionTarget:
-    return SessionTarget(request.app.state.store, session_id)
+    return SessionTarget(request.app.state.store, session_id, request.app.state.pool)
 
 
 async def session_call(
@@ -165,7 +174,7 @@ async def session_call(
         Query(ge=0, le=2**53, description="send only the history points numbered this or later"),
     ] = 0,
 ) -> SessionCall:
-    return SessionCall(request.app.state.store, session_id, since)
+    return SessionCall(request.app.state.store, session_id, request.app.state.pool, since)
 
 
 Target = Annotated[SessionTarget, Depends(session_target)]
@@ -318,7 +327,7 @@ async def next_line(call: Call) -> Response:
     return await call.act(Timeline.next)
 
 
-@router.post("/sessions/{session_id}/run", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/run", response_model=Session, responses=HEAVY_ERRORS)
 async def run(call: Call, body: RunBody) -> Response:
     return await call.act(lambda timeline: timeline.run(body.iterations), heavy=True)
 

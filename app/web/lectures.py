@@ -17,10 +17,11 @@ from pydantic import BaseModel, Field, create_model
 from ..broadcast import Live
 from ..lectures import Lecture, LectureHub, NoLecture
 from ..quizzes import LectureConflict
-from ..sessions import Session as LiveSession
+from ..sessions import SessionStore
 from ..timeline import Timeline
 from .answers import Problem, Session
 from .api import ERRORS, SessionTarget, Target, as_json
+from .pool import HeavyPool
 from .schemas import Body
 
 router = APIRouter(prefix="/api", tags=["lectures"])
@@ -106,7 +107,7 @@ def lecture_of(hub: LectureHub, session_id: str) -> Lecture:
 
 
 def watching(lecture: Lecture, request: Request) -> SessionTarget:
-    return SessionTarget(request.app.state.store, lecture.session_id)
+    return SessionTarget(request.app.state.store, lecture.session_id, request.app.state.pool)
 
 
 def whole(hub: LectureHub, lecture: Lecture, request: Request) -> Live:
@@ -240,21 +241,29 @@ async def events(
     "/lectures/{code}/fork",
     status_code=201,
     response_model=Session,
-    responses={**NOT_FOUND, 409: {"model": Problem, "description": "a question is open"}},
+    responses={
+        **NOT_FOUND,
+        409: {"model": Problem, "description": "a question is open"},
+        503: {"model": Problem, "description": "heavy work is queued past its bound: Retry-After"},
+    },
 )
 async def fork(code: str, hub: Hub, request: Request) -> Response:
-    """A new private session at the lecture's moment, with its past to rewind into."""
+    """A new private session at the lecture's moment, with its past to rewind into.
+
+    Copied from the lecture's log as the store has it (every answered action is there before
+    its answer goes out), never through the instructor's session: no lock, no queue, so a class
+    forking at once waits for nothing but the heavy-work pool, and the instructor for nothing."""
     lecture = hub.find(code)
     if lecture.hidden:
         raise LectureConflict("not during a question: try it yourself once it is revealed")
-    store = request.app.state.store
+    store: SessionStore = request.app.state.store
+    pool: HeavyPool = request.app.state.pool
 
-    def copy(_: Timeline | None = None) -> LiveSession:
-        new: LiveSession = store.fork(lecture.session_id)
-        return new
+    def copy() -> dict[str, Any]:
+        new = store.fork(lecture.session_id)
+        return store.shown(new.id, {"id": new.id, **new.timeline.snapshot()})
 
-    new = await anyio.to_thread.run_sync(copy)  # the log as stored: the session left alone
-    return as_json(store.shown(new.id, {"id": new.id, **new.timeline.snapshot()}), status=201)
+    return as_json(await pool.run(copy), status=201)
 
 
 @router.post(

@@ -1,0 +1,103 @@
+"""The heavy-work pool: a budget for the work that can take a worker thread for long.
+
+Runs of many iterations, forks and sessions replayed from the store each take one of
+``workers`` slots (``heavy_workers``, by default one per core) for as long as they run in their
+thread. When every slot is taken they wait in one first-come-first-served queue of at most
+``queue`` requests (``heavy_queue``: deep enough for a whole class forking one lecture); past
+that the server is truly overloaded and answers 503 with ``Retry-After`` (``PoolFull``).
+
+A line on a session in memory never comes here: it runs on the event loop or in the ordinary
+thread pool, so a student's click never waits behind twenty students' runs of 1000 iterations.
+
+Everything here runs on the event loop's thread (no lock needed); the work itself runs in a
+worker thread. The engine and the sessions know nothing of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TypeVar, TypeVarTuple
+
+import anyio.to_thread
+
+T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+MAX_RETRY_AFTER = 60  # seconds: a guess beyond this helps no one
+
+
+class PoolFull(Exception):
+    """Every heavy-work slot is taken and the queue is full (a 503 with ``Retry-After``)."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(
+            "the server is overloaded with heavy work (runs, forks, sessions read back from "
+            f"the store); try again in {retry_after} s"
+        )
+        self.retry_after = retry_after
+
+
+class HeavyPool:
+    """``workers`` slots and a FIFO queue of at most ``queue`` waiting requests."""
+
+    def __init__(self, workers: int, queue: int) -> None:
+        if workers < 1 or queue < 0:
+            raise ValueError("a heavy-work pool needs at least 1 worker and a queue of 0 or more")
+        self.workers, self.queue = workers, queue
+        self.running = 0  # slots taken
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        self._mean = 0.05  # seconds a slot is held, on average lately (for Retry-After)
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiting)
+
+    async def run(self, work: Callable[[*Ts], T], *args: *Ts) -> T:
+        """``work(*args)`` in a worker thread, once a slot is free (``PoolFull`` if the queue
+        is full)."""
+        async with self.slot():
+            return await anyio.to_thread.run_sync(work, *args)
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        await self._acquire()
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self._mean += (time.monotonic() - started - self._mean) * 0.1
+            self._release()
+
+    def retry_after(self) -> int:
+        """Seconds until the queue has likely moved by its own length: when to come back."""
+        seconds = (len(self._waiting) + 1) * self._mean / self.workers
+        return max(1, min(MAX_RETRY_AFTER, math.ceil(seconds)))
+
+    async def _acquire(self) -> None:
+        if self.running < self.workers and not self._waiting:
+            self.running += 1
+            return
+        if len(self._waiting) >= self.queue:
+            raise PoolFull(self.retry_after())
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(turn)
+        try:
+            await turn  # resolved by _release: the slot is handed over, `running` unchanged
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._release()  # it was handed a slot just as it was cancelled: pass it on
+            elif turn in self._waiting:  # (a _release may have skipped it already)
+                self._waiting.remove(turn)
+            raise
+
+    def _release(self) -> None:
+        while self._waiting:
+            turn = self._waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self.running -= 1

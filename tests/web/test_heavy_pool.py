@@ -1,0 +1,185 @@
+"""The heavy-work pool on a real server: runs, forks and replays from the store share its
+``heavy_workers`` slots (never more at once, counted here around the real ``Timeline.run``),
+wait first come first served in a queue of ``heavy_queue``, and past it get a 503 with
+``Retry-After``; a line of a session in memory never waits for any of it."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from app.main import create_app
+from app.settings import Settings
+from app.timeline import Timeline
+from app.web.pool import HeavyPool
+
+from ..conftest import free_port
+
+
+@contextmanager
+def running(app: FastAPI) -> Iterator[str]:
+    """``app`` in uvicorn on a free loopback port, in a thread (the test reads its pool)."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+class Gauge:
+    """How many ``Timeline.run`` calls are running right now, and the most ever at once."""
+
+    def __init__(self) -> None:
+        self.now = self.peak = 0
+        self._lock = threading.Lock()
+
+    def around(self, real: Callable[[Timeline, int], None]) -> Callable[[Timeline, int], None]:
+        def run(timeline: Timeline, iterations: int) -> None:
+            with self._lock:
+                self.now += 1
+                self.peak = max(self.peak, self.now)
+            try:
+                real(timeline, iterations)
+            finally:
+                with self._lock:
+                    self.now -= 1
+
+        return run
+
+
+@pytest.fixture()
+def gauge(monkeypatch: pytest.MonkeyPatch) -> Gauge:
+    counted = Gauge()
+    monkeypatch.setattr(Timeline, "run", counted.around(Timeline.run))
+    return counted
+
+
+# a connection a request: a wait longer than the server's keep-alive (5 s) must not leave a
+# closed connection for the next request (httpx does not retry one)
+CLOSE = {"Connection": "close"}
+
+
+def server(workers: int, queue: int) -> FastAPI:
+    data = tempfile.mkdtemp(prefix="loop-stepper-pool-")
+    return create_app(Settings(data=data, heavy_workers=workers, heavy_queue=queue))
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.005)
+
+
+async def sessions(client: httpx.AsyncClient, n: int) -> list[str]:
+    made = [await client.post("/api/sessions", json={"scenario": "moons"}) for _ in range(n)]
+    return [r.json()["id"] for r in made]
+
+
+def test_never_more_runs_at_once_than_workers(gauge: Gauge) -> None:
+    app = server(workers=2, queue=100)
+
+    async def six_runs(base: str) -> list[httpx.Response]:
+        async with httpx.AsyncClient(base_url=base, timeout=120, headers=CLOSE) as client:
+            ids = await sessions(client, 6)
+            runs = (client.post(f"/api/sessions/{i}/run", json={"iterations": 150}) for i in ids)
+            return await asyncio.gather(*runs)
+
+    with running(app) as base:
+        answers = asyncio.run(six_runs(base))
+    assert [r.status_code for r in answers] == [200] * 6
+    assert {r.json()["iteration"] for r in answers} == {150}
+    assert gauge.peak == 2  # all six asked at once; two ran at a time
+    assert (app.state.pool.running, app.state.pool.waiting) == (0, 0)
+
+
+def test_past_its_queue_heavy_work_is_503_and_lines_go_on(gauge: Gauge) -> None:
+    app = server(workers=1, queue=2)
+    pool = app.state.pool
+
+    async def scene(base: str) -> dict[str, Any]:
+        async with httpx.AsyncClient(base_url=base, timeout=120, headers=CLOSE) as client:
+            hog, second, third, late, student, twin = await sessions(client, 6)
+            code = (await client.post(f"/api/sessions/{student}/lecture")).json()["code"]
+            run = "/api/sessions/{}/run"
+            first = asyncio.ensure_future(client.post(run.format(hog), json={"iterations": 1000}))
+            await until(lambda: gauge.now == 1, "the hog's run")
+            queued = [
+                asyncio.ensure_future(client.post(run.format(sid), json={"iterations": 5}))
+                for sid in (second, third)
+            ]
+            await until(lambda: pool.waiting == 2, "two runs in the queue")
+            full = [
+                await client.post(run.format(late), json={"iterations": 5}),
+                await client.post(f"/api/lectures/{code}/fork"),
+            ]
+            app.state.store.forget(twin)  # out of memory: its next request replays it
+            full.append(await client.get(f"/api/sessions/{twin}"))
+            # a student's line on a session in memory waits for none of it
+            line = await client.post(f"/api/sessions/{student}/next")
+            still = gauge.now == 1 and not first.done()
+            done = await asyncio.gather(first, *queued)
+            replayed = await client.get(f"/api/sessions/{twin}")
+            again = await client.post(f"/api/sessions/{twin}/next")
+            return {"full": full, "line": line, "still": still, "done": done, "twin": again,
+                    "replayed": replayed}  # fmt: skip
+
+    with running(app) as base:
+        seen = asyncio.run(scene(base))
+    for r in seen["full"]:
+        assert r.status_code == 503, r.text
+        assert 1 <= int(r.headers["Retry-After"]) <= 60
+        assert "overloaded" in r.json()["detail"]
+    assert seen["line"].status_code == 200 and seen["still"]  # answered while the hog ran
+    assert seen["line"].json()["moment"] == 1
+    twin = seen["twin"].json()  # the same first line on an untouched twin: the same numbers
+    assert seen["replayed"].status_code == 200 and twin["moment"] == 1
+    assert {k: v for k, v in twin.items() if k != "id"} == {
+        k: v for k, v in seen["line"].json().items() if k != "id"
+    }
+    assert [r.status_code for r in seen["done"]] == [200, 200, 200]
+    assert [r.json()["iteration"] for r in seen["done"]] == [1000, 5, 5]
+    assert gauge.peak == 1 and (pool.running, pool.waiting) == (0, 0)
+
+
+def test_first_come_first_served_and_a_cancelled_wait_leaves_the_queue() -> None:
+    async def scene() -> tuple[list[int], int, int]:
+        pool = HeavyPool(workers=1, queue=5)
+        order: list[int] = []
+        gate = asyncio.Event()
+
+        async def job(n: int) -> None:
+            async with pool.slot():
+                order.append(n)
+                await gate.wait()
+
+        first = asyncio.ensure_future(job(0))
+        await until(lambda: pool.running == 1, "the first job")
+        queued = [asyncio.ensure_future(job(n)) for n in range(1, 5)]
+        await until(lambda: pool.waiting == 4, "four in the queue")
+        queued[1].cancel()  # job 2 gives up while it waits
+        await asyncio.sleep(0)
+        gate.set()
+        await asyncio.gather(first, *queued, return_exceptions=True)
+        return order, pool.running, pool.waiting
+
+    order, running, waiting = asyncio.run(scene())
+    assert order == [0, 1, 3, 4] and (running, waiting) == (0, 0)
