@@ -28,7 +28,7 @@ from .store import Store, StoreUnavailable
 from .store import open_store as open_database
 from .timeline import MomentOutOfRange, TimelineError
 from .web import api, compression, docs, lectures, pages, predict, security
-from .web.api import JSONResponse
+from .web.deps import JSONResponse
 from .web.pool import HeavyPool, PoolFull
 
 

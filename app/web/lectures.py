@@ -10,7 +10,7 @@ import json
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response
+from fastapi import APIRouter, Header, HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
 
@@ -20,7 +20,7 @@ from ..quizzes import LectureConflict
 from ..sessions import SessionStore
 from ..timeline import Timeline
 from .answers import Problem, Session
-from .api import ERRORS, SessionTarget, Target, as_json
+from .deps import ERRORS, Hub, SessionTarget, Target, as_json
 from .pool import HeavyPool
 from .schemas import Body
 
@@ -89,14 +89,6 @@ QUIZ_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
     409: {"model": Problem, "description": "no lecture, or no question, on this session"},
 }
-
-
-async def get_hub(request: Request) -> LectureHub:
-    hub: LectureHub = request.app.state.hub
-    return hub
-
-
-Hub = Annotated[LectureHub, Depends(get_hub)]
 
 
 def lecture_of(hub: LectureHub, session_id: str) -> Lecture:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from .. import explanations, predictions
 from ..timeline import Timeline
 from .answers import Session
-from .api import ERRORS, Call, Target
+from .deps import ERRORS, Call, Target
 from .schemas import Body, Entry, Number
 
 router = APIRouter(prefix="/api")

@@ -1,0 +1,168 @@
+"""What the routes share: the dependencies (the live sessions, a session to act on, the
+lecture hub), how a request takes its turn on a session, the one JSON encoder, and the errors
+every session route may answer. A routes module imports from here, never from another routes
+module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import anyio.to_thread
+import pydantic_core
+from fastapi import Depends, Query, Request, Response
+
+from ..lectures import LectureHub
+from ..sessions import Session as LiveSession
+from ..sessions import SessionBusy, SessionStore
+from ..store import NotOwner
+from ..timeline import Timeline
+from .answers import Problem
+from .pool import HeavyPool
+
+
+async def get_store(request: Request) -> SessionStore:  # async: no thread hop for a lookup
+    store: SessionStore = request.app.state.store
+    return store
+
+
+Store = Annotated[SessionStore, Depends(get_store)]
+ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": Problem, "description": "no such session (or it expired)"},
+    409: {"model": Problem, "description": "the line cannot run now; PyTorch's own message"},
+    429: {"model": Problem, "description": "too many requests already wait for this session"},
+}
+HEAVY_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    503: {"model": Problem, "description": "heavy work is queued past its bound: Retry-After"},
+}
+MAX_WAITING = 4  # requests that may queue behind one session's lock
+
+
+class JSONResponse(Response):
+    """JSON with non-finite numbers as "NaN", "Infinity", "-Infinity": JSON has no such
+    numbers, and a student who makes training diverge must still get a valid answer.
+
+    Encoded by pydantic-core (Rust), about 8 times faster than the stdlib ``json`` that
+    Starlette's own ``JSONResponse`` uses (bench/encode.py): every answer, errors included,
+    goes through this one encoder."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return pydantic_core.to_json(content, inf_nan_mode="strings")
+
+
+def as_json(data: Any, status: int = 200) -> Response:
+    """``data`` as JSON (see ``JSONResponse``).
+
+    The engine builds its answers in the schema's shape (a test holds every one to the
+    model), so they are serialized directly: FastAPI's validation of a returned dict would
+    cost more than running the line."""
+    return JSONResponse(data, status_code=status)
+
+
+@dataclass
+class SessionTarget:
+    """One request on one session: which, and from which store."""
+
+    store: SessionStore
+    session_id: str
+    pool: HeavyPool
+
+    async def use(self, read: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
+        """Answer with what ``read`` takes from the session's Timeline, as JSON."""
+        return as_json(await self.take(read, heavy=heavy))
+
+    async def take(self, read: Callable[[Timeline], Any], *, heavy: bool = False) -> Any:
+        """What ``read`` takes from the session's Timeline, alone: concurrent requests on it
+        take turns. Whatever ``read`` changed is in the store before the answer goes out. The
+        result is plain data made fresh under the lock (the engine never changes it
+        afterwards), so it is turned into JSON after the lock is let go.
+
+        A line on these tiny models takes less time than handing it to a worker thread, so
+        it runs right here when the session is in memory and free; one whose session another
+        request holds waits for it in a thread. A ``heavy`` action (``run``), and a session
+        that must be read back from the store, go through the heavy-work pool (``pool.py``):
+        the event loop never waits on a lock or a replay, and a line never waits behind them.
+        """
+        session = self.store.live(self.session_id)
+        if session is not None and not heavy and session.lock.acquire(blocking=False):
+            held = session
+            try:
+                if not held.gone:
+                    return self.store.act(held, read, replay=False)
+            except NotOwner:  # another process took it since: dropped, replayed in a thread
+                session = None
+            finally:
+                held.lock.release()
+        if session is None:
+            return await self.pool.run(self._locked, None, read)
+        # a page waits for each answer before it asks again, so a queue this long is a flood
+        if session.waiting >= MAX_WAITING:
+            raise SessionBusy(self.session_id)
+        session.waiting += 1  # only ever changed on the event loop's thread: no race
+        try:
+            if heavy:
+                return await self.pool.run(self._locked, session, read)
+            return await anyio.to_thread.run_sync(self._locked, session, read)
+        finally:
+            session.waiting -= 1
+
+    def _locked(self, session: LiveSession | None, read: Callable[[Timeline], Any]) -> Any:
+        while True:  # a session that left memory meanwhile is read back from the store
+            if session is None or session.gone:
+                session = self.store.get(self.session_id)
+            with session.lock:
+                if not session.gone:
+                    return self.store.act(session, read)  # replayed if another process took it
+
+
+@dataclass
+class SessionCall(SessionTarget):
+    """A request that answers with the Session, and how much of its history to send."""
+
+    since: int
+
+    async def act(self, action: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
+        """Run one action on the session's Timeline and answer with the Session after it."""
+
+        def read(timeline: Timeline) -> dict[str, Any]:
+            action(timeline)
+            return self.session(timeline)
+
+        return await self.use(read, heavy=heavy)
+
+    def session(self, timeline: Timeline) -> dict[str, Any]:
+        """The Session as this request answers it (under the session's lock)."""
+        data = {"id": self.session_id, **timeline.snapshot(self.since)}
+        return self.store.shown(self.session_id, data)
+
+
+# these two read the store off the app themselves: one dependency level less on every line
+async def session_target(session_id: str, request: Request) -> SessionTarget:
+    return SessionTarget(request.app.state.store, session_id, request.app.state.pool)
+
+
+async def session_call(
+    session_id: str,
+    request: Request,
+    since: Annotated[
+        int,
+        Query(ge=0, le=2**53, description="send only the history points numbered this or later"),
+    ] = 0,
+) -> SessionCall:
+    return SessionCall(request.app.state.store, session_id, request.app.state.pool, since)
+
+
+Target = Annotated[SessionTarget, Depends(session_target)]
+Call = Annotated[SessionCall, Depends(session_call)]
+
+
+async def get_hub(request: Request) -> LectureHub:
+    hub: LectureHub = request.app.state.hub
+    return hub
+
+
+Hub = Annotated[LectureHub, Depends(get_hub)]
