@@ -11,15 +11,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from app.db import Database
+from app.db.logs import FORK_EVERY, FORK_NEWEST
+from app.db.sqlite import FairLock
 from app.engine.optimizers import PLAIN_SGD
 from app.records import Setup
 from app.sessions import Journal
-from app.store import Store
-from app.store.logs import FORK_EVERY, FORK_NEWEST
-from app.store.sqlite import FairLock
 from app.timeline import Timeline
 
-Make = Callable[..., Store]
+Make = Callable[..., Database]
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
                                                       "backward", "step"))  # fmt: skip
 

@@ -11,7 +11,7 @@ from ..engine import scenarios
 from ..engine.entries import ENTRIES
 from ..engine.program import code
 
-Setup = dict[str, Any]
+SetupFields = dict[str, Any]
 
 AUTOCAST = ("bfloat16", "float16")
 
@@ -21,7 +21,7 @@ class Unsupported(ValueError):
 
 
 @dataclass(frozen=True)
-class Session:
+class ScriptPlan:
     """What a script needs besides the events: its setup code and how a line is written."""
 
     setup: tuple[str, ...]
@@ -209,7 +209,7 @@ def _numerics(threads: int) -> list[str]:
     ]
 
 
-def _session(setup: Setup, threads: int) -> Session:
+def _session(setup: SetupFields, threads: int) -> ScriptPlan:
     scenario, seed = setup.get("scenario"), int(setup.get("seed", 0))
     dropout, batchnorm = float(setup.get("dropout", 0.0)), bool(setup.get("batchnorm", False))
     softmax = bool(setup.get("softmax_before_loss", False))
@@ -316,7 +316,9 @@ def _session(setup: Setup, threads: int) -> Session:
         )
     forward = (*draw, code("forward", amp=amp))
     fresh = make_optimizer.removeprefix("optimizer = ")
-    return Session(tuple(lines), forward, loss, title, tuple(words), max_norm, amp, scaler, fresh)
+    return ScriptPlan(
+        tuple(lines), forward, loss, title, tuple(words), max_norm, amp, scaler, fresh
+    )
 
 
 def _scheduler(spec: dict[str, Any] | None) -> list[str]:

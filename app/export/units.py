@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from ..engine.entries import ENTRIES, Entry, Style
 from ..engine.program import preset_of
-from .setup import Session, Unsupported, _num, _program
+from .setup import ScriptPlan, Unsupported, _num, _program
 
 Event = dict[str, Any]
 
@@ -78,17 +78,17 @@ class _State:
     old_graph: bool = False
 
 
-def _line(session: Session, entry: str) -> tuple[str, ...]:
+def _line(session: ScriptPlan, entry: str) -> tuple[str, ...]:
     return UNITS[entry](session, ENTRIES[entry])
 
 
-def _code(session: Session, entry: Entry) -> tuple[str, ...]:
+def _code(session: ScriptPlan, entry: Entry) -> tuple[str, ...]:
     """The entry's own line, in the session's style (the code panel's Python)."""
     style = Style(max_norm=session.max_norm, amp=session.amp, scaler=session.scaler)
     return (entry.code(style),)
 
 
-def _checkpoint(session: Session, entry: Entry) -> tuple[str, ...]:
+def _checkpoint(session: ScriptPlan, entry: Entry) -> tuple[str, ...]:
     """Copies, as ``torch.save`` then ``torch.load`` would give them (as the Lab holds them): a
     bare ``state_dict()`` shares the live tensors, which the next step changes."""
     parts = ['"model": copy.deepcopy(model.state_dict())']
@@ -99,7 +99,7 @@ def _checkpoint(session: Session, entry: Entry) -> tuple[str, ...]:
     return (f"ckpt = {{{', '.join(parts)}}}  # copies, as torch.save then torch.load give",)
 
 
-def _resume(session: Session, entry: Entry) -> tuple[str, ...]:
+def _resume(session: ScriptPlan, entry: Entry) -> tuple[str, ...]:
     """What a restarted job does: a fresh model and optimizer (train mode, no .grad, no
     optimizer state, the creation lr), then ``load_state_dict`` of what ckpt holds."""
     lines = [
@@ -122,7 +122,7 @@ def _resume(session: Session, entry: Entry) -> tuple[str, ...]:
 
 
 class Writer(Protocol):
-    def __call__(self, session: Session, entry: Entry, /) -> tuple[str, ...]: ...
+    def __call__(self, session: ScriptPlan, entry: Entry, /) -> tuple[str, ...]: ...
 
 
 # How the script writes each kind of line (an entry's ``unit`` names one): the forward and loss
@@ -141,7 +141,7 @@ UNITS: dict[str, Writer] = {e.name: WRITERS[e.unit] for e in ENTRIES.values()}
 EXPORTABLE = frozenset(UNITS)
 
 
-def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[str, ...]:
+def _failed(session: ScriptPlan, entry: str, state: _State, error: str) -> tuple[str, ...]:
     name = ENTRIES[entry].method
     lines = _line(session, entry)
     missing = (name == "loss" and not state.out) or (name in USES_LOSS and not state.loss)
@@ -175,7 +175,7 @@ def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[st
     )
 
 
-def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
+def _units(session: ScriptPlan, events: list[Event], state: _State) -> list[Unit]:
     units = []
     for number, event in enumerate(events):
         op = event.get("op")

@@ -18,9 +18,9 @@ from ..engine.program import program_for
 from ..quizzes import self_study_preset
 from ..records import Setup
 from ..timeline import Timeline, TimelineError
-from .answers import Output, Problem, Session
+from .answers import Output, Problem, SessionOut
 from .catalogue import presets_out
-from .deps import ERRORS, HEAVY_ERRORS, Call, Store, Target, as_json
+from .deps import ERRORS, HEAVY_ERRORS, Call, Sessions, Target, as_json
 from .schemas import (
     BackwardBody,
     CreateSession,
@@ -67,16 +67,16 @@ def scenario_options(body: CreateSession) -> dict[str, float]:
 @router.post(
     "/sessions",
     status_code=201,
-    response_model=Session,
+    response_model=SessionOut,
     responses={
         404: {"model": Problem, "description": "no such snapshot"},
         503: {"model": Problem, "description": "the server is full"},
     },
 )
-def create_session(body: CreateSession, store: Store, request: Request) -> Response:
+def create_session(body: CreateSession, sessions: Sessions, request: Request) -> Response:
     quiz = self_study_preset() if body.quiz else None
     if body.snapshot is not None:
-        session = store.from_snapshot(body.snapshot)
+        session = sessions.from_snapshot(body.snapshot)
     else:
         info = catalogue.info(body.scenario)
         toggles = Toggles(body.skip_zero_grad, body.step_first)
@@ -99,19 +99,19 @@ def create_session(body: CreateSession, store: Store, request: Request) -> Respo
             body.dtype,
             None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
         )
-        session = store.create(setup)
+        session = sessions.create(setup)
     if quiz is not None:
         request.app.state.hub.study.start(session.id, quiz.name)
-    data = store.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
+    data = sessions.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
     return as_json(data, status=201)
 
 
-@router.get("/sessions/{session_id}", response_model=Session, responses=ERRORS)
+@router.get("/sessions/{session_id}", response_model=SessionOut, responses=ERRORS)
 async def get_session(call: Call) -> Response:
     return await call.act(lambda timeline: None)
 
 
-@router.patch("/sessions/{session_id}", response_model=Session, responses=ERRORS)
+@router.patch("/sessions/{session_id}", response_model=SessionOut, responses=ERRORS)
 async def patch_session(call: Call, body: PatchSession) -> Response:
     """Change lr, max_norm, the toggles (which rewrite the program) or the program itself."""
     skip, first = body.skip_zero_grad, body.step_first
@@ -137,8 +137,8 @@ async def patch_session(call: Call, body: PatchSession) -> Response:
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=ERRORS)
-def delete_session(session_id: str, store: Store, request: Request) -> Response:
-    store.delete(session_id)
+def delete_session(session_id: str, sessions: Sessions, request: Request) -> Response:
+    sessions.delete(session_id)
     hub = request.app.state.hub
     if hub.of_session(session_id) is not None:  # its lecture ends with it: followers get `end`
         hub.end(session_id)
@@ -151,44 +151,44 @@ async def output(target: Target, size: Annotated[int, Query(ge=2, le=80)] = 30) 
     return await target.use(lambda timeline: timeline.lab.output(size))
 
 
-@router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/forward", response_model=SessionOut, responses=ERRORS)
 async def forward(call: Call) -> Response:
     return await call.act(lambda timeline: timeline.line("forward"))
 
 
-@router.post("/sessions/{session_id}/loss", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/loss", response_model=SessionOut, responses=ERRORS)
 async def loss(call: Call) -> Response:
     return await call.act(lambda timeline: timeline.line("loss"))
 
 
-@router.post("/sessions/{session_id}/zero_grad", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/zero_grad", response_model=SessionOut, responses=ERRORS)
 async def zero_grad(call: Call, body: ZeroGradBody | None = None) -> Response:
     entry = "zero_grad" if body is None or body.set_to_none else "zero_grad(set_to_none=False)"
     return await call.act(lambda timeline: timeline.line(entry))
 
 
-@router.post("/sessions/{session_id}/backward", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/backward", response_model=SessionOut, responses=ERRORS)
 async def backward(call: Call, body: BackwardBody | None = None) -> Response:
     entry = "backward(retain_graph=True)" if body and body.retain_graph else "backward"
     return await call.act(lambda timeline: timeline.line(entry))
 
 
-@router.post("/sessions/{session_id}/step", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/step", response_model=SessionOut, responses=ERRORS)
 async def step(call: Call) -> Response:
     return await call.act(lambda timeline: timeline.line("step"))
 
 
-@router.post("/sessions/{session_id}/next", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/next", response_model=SessionOut, responses=ERRORS)
 async def next_line(call: Call) -> Response:
     return await call.act(Timeline.next)
 
 
-@router.post("/sessions/{session_id}/run", response_model=Session, responses=HEAVY_ERRORS)
+@router.post("/sessions/{session_id}/run", response_model=SessionOut, responses=HEAVY_ERRORS)
 async def run(call: Call, body: RunBody) -> Response:
     return await call.act(lambda timeline: timeline.run(body.iterations), heavy=True)
 
 
-@router.post("/sessions/{session_id}/reset", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/reset", response_model=SessionOut, responses=ERRORS)
 async def reset(call: Call) -> Response:
     return await call.act(Timeline.reset)
 
@@ -201,13 +201,13 @@ REWIND_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post("/sessions/{session_id}/rewind", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/rewind", response_model=SessionOut, responses=ERRORS)
 async def rewind(call: Call, body: RewindBody) -> Response:
     """The Session exactly as it was answered right after line ``to`` (0: the start)."""
     return await call.act(lambda timeline: timeline.rewind(body.to))
 
 
-@router.post("/sessions/{session_id}/back", response_model=Session, responses=REWIND_ERRORS)
+@router.post("/sessions/{session_id}/back", response_model=SessionOut, responses=REWIND_ERRORS)
 async def back(call: Call) -> Response:
     """One moment back: the Session as it was answered after the line before."""
     return await call.act(Timeline.back)
@@ -224,10 +224,10 @@ async def timeline(target: Target) -> Response:
 )
 async def snapshot(target: Target, request: Request) -> Response:
     """A frozen copy of this session's log up to now, to open as a new session elsewhere."""
-    store = target.store
+    sessions = target.sessions
 
     def take(timeline: Timeline) -> dict[str, str]:
-        token = store.snapshot(target.session_id)  # the log is saved up to now: copy it
+        token = sessions.snapshot(target.session_id)  # the log is saved up to now: copy it
         root = request.scope.get("root_path", "")
         return {"snapshot": token, "url": f"{root}/?snapshot={token}"}
 

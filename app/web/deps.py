@@ -13,21 +13,21 @@ import anyio.to_thread
 import pydantic_core
 from fastapi import Depends, Query, Request, Response
 
+from ..db import NotOwner
 from ..lectures import LectureHub
+from ..sessions import LiveSessions, SessionBusy
 from ..sessions import Session as LiveSession
-from ..sessions import SessionBusy, SessionStore
-from ..store import NotOwner
 from ..timeline import Timeline
 from .answers import Problem
 from .pool import HeavyPool
 
 
-async def get_store(request: Request) -> SessionStore:  # async: no thread hop for a lookup
-    store: SessionStore = request.app.state.store
-    return store
+async def get_sessions(request: Request) -> LiveSessions:  # async: no thread hop for a lookup
+    sessions: LiveSessions = request.app.state.sessions
+    return sessions
 
 
-Store = Annotated[SessionStore, Depends(get_store)]
+Sessions = Annotated[LiveSessions, Depends(get_sessions)]
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "no such session (or it expired)"},
     409: {"model": Problem, "description": "the line cannot run now; PyTorch's own message"},
@@ -65,9 +65,9 @@ def as_json(data: Any, status: int = 200) -> Response:
 
 @dataclass
 class SessionTarget:
-    """One request on one session: which, and from which store."""
+    """One request on one session: which, and from which database."""
 
-    store: SessionStore
+    sessions: LiveSessions
     session_id: str
     pool: HeavyPool
 
@@ -77,22 +77,22 @@ class SessionTarget:
 
     async def take(self, read: Callable[[Timeline], Any], *, heavy: bool = False) -> Any:
         """What ``read`` takes from the session's Timeline, alone: concurrent requests on it
-        take turns. Whatever ``read`` changed is in the store before the answer goes out. The
+        take turns. Whatever ``read`` changed is in the database before the answer goes out. The
         result is plain data made fresh under the lock (the engine never changes it
         afterwards), so it is turned into JSON after the lock is let go.
 
         A line on these tiny models takes less time than handing it to a worker thread, so
         it runs right here when the session is in memory and free; one whose session another
         request holds waits for it in a thread. A ``heavy`` action (``run``), and a session
-        that must be read back from the store, go through the heavy-work pool (``pool.py``):
+        that must be read back from the database, go through the heavy-work pool (``pool.py``):
         the event loop never waits on a lock or a replay, and a line never waits behind them.
         """
-        session = self.store.live(self.session_id)
+        session = self.sessions.live(self.session_id)
         if session is not None and not heavy and session.lock.acquire(blocking=False):
             held = session
             try:
                 if not held.gone:
-                    return self.store.act(held, read, replay=False)
+                    return self.sessions.act(held, read, replay=False)
             except NotOwner:  # another process took it since: dropped, replayed in a thread
                 session = None
             finally:
@@ -111,12 +111,12 @@ class SessionTarget:
             session.waiting -= 1
 
     def _locked(self, session: LiveSession | None, read: Callable[[Timeline], Any]) -> Any:
-        while True:  # a session that left memory meanwhile is read back from the store
+        while True:  # a session that left memory meanwhile is read back from the database
             if session is None or session.gone:
-                session = self.store.get(self.session_id)
+                session = self.sessions.get(self.session_id)
             with session.lock:
                 if not session.gone:
-                    return self.store.act(session, read)  # replayed if another process took it
+                    return self.sessions.act(session, read)  # replayed if another process took it
 
 
 @dataclass
@@ -137,12 +137,12 @@ class SessionCall(SessionTarget):
     def session(self, timeline: Timeline) -> dict[str, Any]:
         """The Session as this request answers it (under the session's lock)."""
         data = {"id": self.session_id, **timeline.snapshot(self.since)}
-        return self.store.shown(self.session_id, data)
+        return self.sessions.shown(self.session_id, data)
 
 
-# these two read the store off the app themselves: one dependency level less on every line
+# these two read the database off the app themselves: one dependency level less on every line
 async def session_target(session_id: str, request: Request) -> SessionTarget:
-    return SessionTarget(request.app.state.store, session_id, request.app.state.pool)
+    return SessionTarget(request.app.state.sessions, session_id, request.app.state.pool)
 
 
 async def session_call(
@@ -153,7 +153,7 @@ async def session_call(
         Query(ge=0, le=2**53, description="send only the history points numbered this or later"),
     ] = 0,
 ) -> SessionCall:
-    return SessionCall(request.app.state.store, session_id, request.app.state.pool, since)
+    return SessionCall(request.app.state.sessions, session_id, request.app.state.pool, since)
 
 
 Target = Annotated[SessionTarget, Depends(session_target)]

@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field, create_model
 from ..broadcast import Live
 from ..lectures import Lecture, LectureHub, NoLecture
 from ..quizzes import LectureConflict
-from ..sessions import SessionStore
+from ..sessions import LiveSessions
 from ..timeline import Timeline
-from .answers import Problem, Session
+from .answers import Problem, SessionOut
 from .deps import ERRORS, Hub, SessionTarget, Target, as_json
 from .pool import HeavyPool
 from .schemas import Body
@@ -38,7 +38,7 @@ PresetName = Literal[
 # the Session without its id: the id drives a session, and followers must never see it
 FollowerSession: Any = create_model(
     "FollowerSession",
-    **{n: (f.annotation, f) for n, f in Session.model_fields.items() if n != "id"},  # type: ignore[call-overload]
+    **{n: (f.annotation, f) for n, f in SessionOut.model_fields.items() if n != "id"},  # type: ignore[call-overload]
 )
 
 
@@ -99,7 +99,7 @@ def lecture_of(hub: LectureHub, session_id: str) -> Lecture:
 
 
 def watching(lecture: Lecture, request: Request) -> SessionTarget:
-    return SessionTarget(request.app.state.store, lecture.session_id, request.app.state.pool)
+    return SessionTarget(request.app.state.sessions, lecture.session_id, request.app.state.pool)
 
 
 def whole(hub: LectureHub, lecture: Lecture, request: Request) -> Live:
@@ -156,7 +156,7 @@ async def ask(target: Target, hub: Hub, body: QuizBody) -> Response:
 @router.get("/sessions/{session_id}/quiz", response_model=TallyOut, responses=QUIZ_ERRORS)
 async def tally(session_id: str, hub: Hub) -> Response:
     """The live tally (no question yet: no choices) and how many follow now."""
-    # in a thread: with several processes the answers are counted in the store
+    # in a thread: with several processes the answers are counted in the database
     return as_json(await anyio.to_thread.run_sync(lambda: hub.tally(lecture_of(hub, session_id))))
 
 
@@ -232,7 +232,7 @@ async def events(
 @router.post(
     "/lectures/{code}/fork",
     status_code=201,
-    response_model=Session,
+    response_model=SessionOut,
     responses={
         **NOT_FOUND,
         409: {"model": Problem, "description": "a question is open"},
@@ -242,18 +242,18 @@ async def events(
 async def fork(code: str, hub: Hub, request: Request) -> Response:
     """A new private session at the lecture's moment, with its past to rewind into.
 
-    Copied from the lecture's log as the store has it (every answered action is there before
+    Copied from the lecture's log as the database has it (every answered action is there before
     its answer goes out), never through the instructor's session: no lock, no queue, so a class
     forking at once waits for nothing but the heavy-work pool, and the instructor for nothing."""
     lecture = hub.find(code)
     if lecture.hidden:
         raise LectureConflict("not during a question: try it yourself once it is revealed")
-    store: SessionStore = request.app.state.store
+    sessions: LiveSessions = request.app.state.sessions
     pool: HeavyPool = request.app.state.pool
 
     def copy() -> dict[str, Any]:
-        new = store.fork(lecture.session_id)
-        return store.shown(new.id, {"id": new.id, **new.timeline.snapshot()})
+        new = sessions.fork(lecture.session_id)
+        return sessions.shown(new.id, {"id": new.id, **new.timeline.snapshot()})
 
     return as_json(await pool.run(copy), status=201)
 

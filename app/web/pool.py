@@ -1,6 +1,6 @@
 """The heavy-work pool: a budget for the work that can take a worker thread for long.
 
-Runs of many iterations, forks and sessions replayed from the store each take one of
+Runs of many iterations, forks and sessions replayed from the database each take one of
 ``workers`` slots (``heavy_workers``, by default one per core) for as long as they run in their
 thread. When every slot is taken they wait in one first-come-first-served queue of at most
 ``queue`` requests (``heavy_queue``: deep enough for a whole class forking one lecture); past
@@ -36,7 +36,7 @@ class PoolFull(Exception):
     def __init__(self, retry_after: int) -> None:
         super().__init__(
             "the server is overloaded with heavy work (runs, forks, sessions read back from "
-            f"the store); try again in {retry_after} s"
+            f"the database); try again in {retry_after} s"
         )
         self.retry_after = retry_after
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import torch
 
-from app.web.answers import Session
+from app.web.answers import SessionOut
 from tests.oracle import Plain
 from tests.web.test_api import line, new
 
@@ -54,7 +54,7 @@ def test_float16_with_a_scaler_skips_its_first_steps(client: httpx.Client) -> No
     assert s["scaler"]["scale"] == 32768.0 and s["scaler"]["found_inf"] is None
     r = client.post(f"/api/sessions/{sid}/run", json={"iterations": 7})
     s = r.json()
-    Session.model_validate({**s})
+    SessionOut.model_validate({**s})
     assert s["scaler"] == {
         "scale": 2048.0,
         "growth_tracker": 3,

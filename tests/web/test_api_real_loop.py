@@ -10,7 +10,7 @@ import httpx
 import pytest
 import torch
 
-from app.web.answers import Session
+from app.web.answers import SessionOut
 from tests.oracle import Plain
 from tests.web.test_api import line, new
 from tests.web.test_api_script import numbers, run_python
@@ -87,7 +87,7 @@ def test_the_new_stores_in_an_answer(client: httpx.Client) -> None:
     assert [p["value"] for p in s["params"]] == [
         p.detach().tolist() for p in plain.model.parameters()
     ]
-    Session.model_validate(s)
+    SessionOut.model_validate(s)
 
 
 def test_clip_result_and_the_schedulers_warning(client: httpx.Client) -> None:

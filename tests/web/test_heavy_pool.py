@@ -131,7 +131,7 @@ def test_past_its_queue_heavy_work_is_503_and_lines_go_on(gauge: Gauge) -> None:
                 await client.post(run.format(late), json={"iterations": 5}),
                 await client.post(f"/api/lectures/{code}/fork"),
             ]
-            app.state.store.forget(twin)  # out of memory: its next request replays it
+            app.state.sessions.forget(twin)  # out of memory: its next request replays it
             full.append(await client.get(f"/api/sessions/{twin}"))
             # a student's line on a session in memory waits for none of it
             line = await client.post(f"/api/sessions/{student}/next")
