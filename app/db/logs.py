@@ -3,8 +3,8 @@ snapshots and forks, and the sweep that keeps the database bounded.
 
 A database (``SqliteDatabase``, ``PostgresDatabase``) gives this class its transactions
 (``_tx``), its reads (``_read``) and the single statement of a line at the end of the log
-(``_write_one``); everything else is here. Placeholders are ``?`` (psycopg's cursor is wrapped to take them);
-upserts are ``ON CONFLICT ... DO UPDATE``, which both dialects read.
+(``_write_one``); everything else is here. Placeholders are ``?`` (psycopg's cursor is wrapped
+to take them); upserts are ``ON CONFLICT ... DO UPDATE``, which both dialects read.
 
 Owner epochs: every log row has an ``owner`` number. ``create`` and ``claim`` (a replay) bump it
 and return it; ``append(..., owner=n)`` writes only while the row still holds ``n``, checked in
