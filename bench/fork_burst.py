@@ -26,8 +26,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.conftest import free_port
-from tests.process import ROOT, stop
+from support.process import ROOT, stop
+from support.serve import free_port
 
 
 @contextmanager

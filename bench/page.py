@@ -31,7 +31,7 @@ import httpx
 from playwright.sync_api import Browser, Page, Request, Response, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.conftest import serve
+from support.serve import serve
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 

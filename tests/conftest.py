@@ -1,60 +1,24 @@
-"""A real server on a free loopback port, shared by the HTTP and browser tests."""
+"""The fixtures: a real server on a free loopback port (support/serve.py), shared by the HTTP
+and browser tests; PostgreSQL for the run; a database of each kind."""
 
 from __future__ import annotations
 
 import itertools
 import os
-import socket
 import tempfile
-import threading
-import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import torch
-import uvicorn
 
 from app.db import Database, SqliteDatabase
-from app.main import create_app
-from app.settings import Settings
+from support.serve import schema_url, serve
 
 # every server a test starts keeps its store in a folder of its own, never the user's
 os.environ["LOOP_STEPPER_DATA"] = tempfile.mkdtemp(prefix="loop-stepper-tests-")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@contextmanager
-def serve(settings: Settings | None = None, port: int | None = None) -> Iterator[str]:
-    """Run the app in uvicorn on 127.0.0.1 in a thread; yield its base URL. A given port
-    lets a test restart "the same server" where a page expects it."""
-    port = port or free_port()
-    settings = settings or Settings(data=tempfile.mkdtemp(prefix="loop-stepper-store-"))
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60  # a shared machine's load can slow the warm-up
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 @pytest.fixture()
@@ -83,9 +47,9 @@ def client(base_url: str) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A PostgreSQL server for the whole run (tests/postgres.py); skipped without Debian's
+    """A PostgreSQL server for the whole run (support/postgres.py); skipped without Debian's
     ``postgresql`` unless LOOP_STEPPER_REQUIRE_POSTGRES=1 (CI), where that is a failure."""
-    from tests.postgres import NoPostgres, postgres_server, required
+    from support.postgres import NoPostgres, postgres_server, required
 
     try:
         server = postgres_server()
@@ -100,22 +64,12 @@ def postgres_url() -> Iterator[str]:
         server.__exit__(None, None, None)
 
 
-_schemas = itertools.count()
-
-
-def schema_url(url: str, schema: str) -> str:
-    """``url`` with its tables in ``schema`` (made if need be): a database of one's own,
-    for the price of a CREATE SCHEMA."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as db:
-        db.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-    return f"{url}?options=-csearch_path%3D{schema}"
+_schemas = itertools.count()  # a PostgreSQL schema of its own for every database opened
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Database]]:
-    """Opens a store of each kind: ``make_store("name", **options)``; one name is one
+def make_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Database]]:
+    """Opens a store of each kind: ``make_db("name", **options)``; one name is one
     database (a SQLite file, a PostgreSQL schema), so opening it twice is two processes'
     view of one store. Closed at the end of the test."""
     kind: str = request.param

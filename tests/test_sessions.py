@@ -27,16 +27,16 @@ class Clock:
         return self.now
 
 
-def test_ids_are_long_and_distinct(make_store: Make) -> None:
-    sessions = LiveSessions(make_store(), 100, 60)
+def test_ids_are_long_and_distinct(make_db: Make) -> None:
+    sessions = LiveSessions(make_db(), 100, 60)
     ids = {sessions.create(NEURON).id for _ in range(50)}
     assert len(ids) == 50
     assert all(len(i) >= 22 for i in ids)  # 16 random bytes, url-safe base64
 
 
-def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_store: Make) -> None:
+def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_db: Make) -> None:
     clock = Clock()
-    sessions = LiveSessions(make_store(), 2, idle_timeout=60, clock=clock)
+    sessions = LiveSessions(make_db(), 2, idle_timeout=60, clock=clock)
     a = sessions.create(NEURON)
     a.timeline.run(1)
     sessions.save(a)
@@ -52,24 +52,24 @@ def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_store: Mak
     assert sessions.get(b.id).timeline.moments == 0 and sessions.get(c.id).id == c.id
 
 
-def test_a_busy_session_never_leaves_memory(make_store: Make) -> None:
-    sessions = LiveSessions(make_store(), 1, idle_timeout=60)
+def test_a_busy_session_never_leaves_memory(make_db: Make) -> None:
+    sessions = LiveSessions(make_db(), 1, idle_timeout=60)
     a = sessions.create(NEURON)
     with a.lock, pytest.raises(ServerFull):
         sessions.create(NEURON)  # the only session in memory is in use
     assert not a.gone
 
 
-def test_the_store_cap_takes_the_oldest_idle_first(make_store: Make) -> None:
-    sessions = LiveSessions(make_store(max_logs=3), 1, idle_timeout=60)
+def test_the_store_cap_takes_the_oldest_idle_first(make_db: Make) -> None:
+    sessions = LiveSessions(make_db(max_logs=3), 1, idle_timeout=60)
     made = [sessions.create(NEURON).id for _ in range(5)]  # each new one pushes one out
     with pytest.raises(UnknownSession):
         sessions.get(made[0])
     assert sessions.get(made[-1]).id == made[-1] and sessions.db.count() <= 3
 
 
-def test_delete(make_store: Make) -> None:
-    sessions = LiveSessions(make_store(), 5, idle_timeout=60)
+def test_delete(make_db: Make) -> None:
+    sessions = LiveSessions(make_db(), 5, idle_timeout=60)
     a = sessions.create(NEURON)
     sessions.delete(a.id)
     assert a.gone
@@ -91,11 +91,11 @@ def line(timeline: Timeline) -> tuple[str, int]:
     return timeline.events[-1].entry, timeline.moment
 
 
-def test_two_processes_take_a_session_in_turns(make_store: Make) -> None:
+def test_two_processes_take_a_session_in_turns(make_db: Make) -> None:
     """A acts, B replays and acts, A acts again: A's stale copy is dropped, A replays the log
     (B's moment) and its answer continues from there; no event lost or doubled."""
-    a = LiveSessions(make_store(), 10, idle_timeout=60)
-    b = LiveSessions(make_store(), 10, idle_timeout=60)  # another process, the same database
+    a = LiveSessions(make_db(), 10, idle_timeout=60)
+    b = LiveSessions(make_db(), 10, idle_timeout=60)  # another process, the same database
     first = a.create(NEURON)
     with first.lock:
         a.act(first, lambda t: t.run(1))

@@ -24,7 +24,7 @@ from app.engine.program import CORRECT
 from app.records import Setup
 from app.sessions import Journal
 from app.timeline import MomentOutOfRange, Timeline, TimelineError
-from tests.oracle import Plain
+from support.oracle import Plain
 
 OPTIMIZERS = [PLAIN_SGD, OptimizerSpec("sgd", momentum=0.9), OptimizerSpec("adam")]
 LR = {"neuron": 0.05, "moons": 0.3, "parabola": 0.05}
@@ -243,8 +243,8 @@ def test_reset_is_a_new_start() -> None:
     assert timeline.snapshot()["params"][0]["value"] == [[0.0]] and timeline.lab.lr == 0.1
 
 
-def test_a_timeline_keeps_the_newest_moments(make_store: Callable[..., Database]) -> None:
-    store = make_store()
+def test_a_timeline_keeps_the_newest_moments(make_db: Callable[..., Database]) -> None:
+    store = make_db()
     s = setup("neuron")
     store.create("s", s)
     timeline = Timeline(s, Journal(store, "s"), keep=50, every=5)
@@ -290,11 +290,11 @@ def test_checkpoints_round_trip_exactly() -> None:
 
 
 def test_a_graph_built_before_a_restart_backpropagates_after_it(
-    make_store: Callable[..., Database],
+    make_db: Callable[..., Database],
 ) -> None:
     """forward and loss, then the process is gone: the log rebuilds the graph, and backward
     gives plain PyTorch's gradients (on either store)."""
-    store = make_store()
+    store = make_db()
     s = setup("moons")
     store.create("s", s)
     timeline = Timeline(s, Journal(store, "s"))

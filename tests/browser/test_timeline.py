@@ -16,8 +16,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from app.settings import Settings
+from support.serve import free_port, serve
 
-from ..conftest import free_port, serve
 from .conftest import Watch, attach, shot
 from .test_page import next_line
 

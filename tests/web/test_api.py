@@ -13,8 +13,8 @@ import pytest
 
 from app.main import create_app
 from app.settings import Settings
-from tests.conftest import serve
-from tests.oracle import Plain
+from support.oracle import Plain
+from support.serve import serve
 
 
 def new(client: httpx.Client, **body: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from app.web.answers import SessionOut
-from tests.oracle import Plain
+from support.oracle import Plain
 from tests.web.test_api import line, new
 
 SCALED = ["forward", "loss", "zero_grad", "backward", "step", "scaler_update"]
@@ -73,7 +73,7 @@ def test_float16_with_a_scaler_skips_its_first_steps(client: httpx.Client) -> No
     r = client.post(f"/api/sessions/{sid}/step")
     assert r.status_code == 409
     assert r.json()["detail"] == "step() has already been called since the last update()."
-    # the script writes the GradScaler (tests/test_export_real_loop.py runs such scripts)
+    # the script writes the GradScaler (tests/export/test_real_loop.py runs such scripts)
     r = client.get(f"/api/sessions/{sid}/script")
     assert r.status_code == 200 and 'scaler = torch.amp.GradScaler("cpu")' in r.text
     assert "scaler.step(optimizer)" in r.text and "scaler.update()" in r.text

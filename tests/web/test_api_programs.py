@@ -10,7 +10,7 @@ import pytest
 from app.engine.entries import ENTRIES
 from app.web.answers import SessionOut
 from app.web.schemas import Entry
-from tests.oracle import Plain
+from support.oracle import Plain
 from tests.web.test_api import line, new, values
 
 

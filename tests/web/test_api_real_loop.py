@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from app.web.answers import SessionOut
-from tests.oracle import Plain
+from support.oracle import Plain
 from tests.web.test_api import line, new
 from tests.web.test_api_script import numbers, run_python
 
@@ -122,7 +122,7 @@ def test_resume_without_a_checkpoint_is_409(client: httpx.Client) -> None:
 
 
 def test_the_export_refuses_what_it_cannot_write_yet(client: httpx.Client) -> None:
-    sid = new(client)["id"]  # checkpoints export now (tests/test_export.py runs them)
+    sid = new(client)["id"]  # checkpoints export now (tests/export/test_export.py runs them)
     program(client, sid, ["forward", "loss", "backward", "checkpoint", "step", "resume"])
     line(client, sid, "run", {"iterations": 1})
     for fmt in ("py", "ipynb"):

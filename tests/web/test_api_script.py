@@ -16,7 +16,7 @@ import torch
 from nbclient import NotebookClient
 
 from app.settings import Settings
-from tests.conftest import serve
+from support.serve import serve
 
 # More intra-op threads than the server computes with (1 by default): a student's laptop.
 # (MKL_DYNAMIC=FALSE: else torch starts with no more threads than the machine has cores.)

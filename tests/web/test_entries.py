@@ -19,7 +19,7 @@ from app.engine.optimizers import SchedulerSpec
 from app.engine.program import PRESETS, Toggles, program_for, with_scaler
 from app.export.units import EXPORTABLE, UNITS, WRITERS
 from app.web import schemas
-from tests.oracle import Plain
+from support.oracle import Plain
 
 NAMES = list(ENTRIES)
 CATALOGUE = re.compile(r'<script type="application/json" id="catalogue">(.*?)</script>', re.S)

@@ -20,8 +20,7 @@ import httpx
 import pytest
 
 from app.settings import Settings
-
-from ..conftest import schema_url, serve
+from support.serve import schema_url, serve
 
 FORKS = 300
 CLICKS = 12  # the instructor's lines during the burst

@@ -22,8 +22,7 @@ from app.main import create_app
 from app.settings import Settings
 from app.timeline import Timeline
 from app.web.pool import HeavyPool
-
-from ..conftest import free_port
+from support.serve import free_port
 
 
 @contextmanager

@@ -10,8 +10,7 @@ from typing import Any
 import httpx
 
 from app.settings import Settings
-
-from ..conftest import serve
+from support.serve import serve
 
 CORRECT = ["forward", "loss", "zero_grad", "backward", "step"]
 

@@ -20,10 +20,9 @@ import httpx
 import pytest
 
 from app.engine.program import CORRECT
-from tests.conftest import schema_url
-from tests.oracle import Plain
-
-from .process import server_process
+from support.oracle import Plain
+from support.process import server_process
+from support.serve import schema_url
 
 STUDENTS = 8
 SKIP = {"id", "moments"}

@@ -23,10 +23,9 @@ import torch
 
 from app.main import create_app
 from app.settings import Settings
+from support.process import rss_kib, server_process
 
-from .process import rss_kib, server_process
-
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FLOOD = 4_000  # each one builds a real Lab and starts its log: 4000 is a flood
 CONCURRENCY = 32
 

@@ -24,8 +24,8 @@ NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_g
                                                       "backward", "step"))  # fmt: skip
 
 
-def test_a_fork_replays_every_moment_of_its_past_exactly(make_store: Make) -> None:
-    store = make_store()
+def test_a_fork_replays_every_moment_of_its_past_exactly(make_db: Make) -> None:
+    store = make_db()
     store.create("a", NEURON)
     source = Timeline(NEURON, Journal(store, "a"), every=3)
     source.run(40)
@@ -54,8 +54,8 @@ def test_a_fork_replays_every_moment_of_its_past_exactly(make_store: Make) -> No
     assert store.load("a").events == stored.events
 
 
-def test_a_fork_of_a_log_that_forgot_its_start(make_store: Make) -> None:
-    store = make_store()
+def test_a_fork_of_a_log_that_forgot_its_start(make_db: Make) -> None:
+    store = make_db()
     store.create("a", NEURON)
     source = Timeline(NEURON, Journal(store, "a"), keep=20, every=3)
     source.run(30)
@@ -70,11 +70,11 @@ def test_a_fork_of_a_log_that_forgot_its_start(make_store: Make) -> None:
     assert fork.snapshot() == source.snapshot()
 
 
-def test_forks_taken_while_the_owner_appends_hold_whole_actions(make_store: Make) -> None:
+def test_forks_taken_while_the_owner_appends_hold_whole_actions(make_db: Make) -> None:
     """The owner goes on (lines, and lines from a past moment that cut the log) while forks
     are taken without its lock: each fork is one version of the log as some action left it,
     its checkpoints from that same version (its replay is that version's numbers)."""
-    store = make_store()
+    store = make_db()
     store.create("a", NEURON)
     source = Timeline(NEURON, Journal(store, "a"), every=3)
     versions: dict[str, dict[str, Any]] = {}

@@ -40,8 +40,8 @@ def session(store: Database, log_id: str, iterations: int = 1) -> Timeline:
     return timeline
 
 
-def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
-    store = make_store()
+def test_a_log_reads_back_as_written(make_db: Make, tmp_path: Path) -> None:
+    store = make_db()
     timeline = session(store, "a", 4)
     timeline.rewind(7)
     store.append("a", timeline.drain())
@@ -62,7 +62,7 @@ def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
 
         assert isinstance(store, PostgresDatabase)
         assert store.schema_version() == SCHEMA == 4
-        second = make_store()
+        second = make_db()
         assert isinstance(second, PostgresDatabase)
         assert second.schema_version() == SCHEMA  # a second process migrates nothing
     with pytest.raises(NoSuchLog):
@@ -75,8 +75,8 @@ def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
         store.append("nope", stray.drain())
 
 
-def test_a_snapshot_is_frozen_at_the_head(make_store: Make) -> None:
-    store = make_store()
+def test_a_snapshot_is_frozen_at_the_head(make_db: Make) -> None:
+    store = make_db()
     timeline = session(store, "a", 3)
     timeline.rewind(6)
     store.append("a", timeline.drain())
@@ -93,9 +93,9 @@ def test_a_snapshot_is_frozen_at_the_head(make_store: Make) -> None:
         store.open_snapshot("missing", "c")
 
 
-def test_retention_and_caps_take_the_oldest_idle_first(make_store: Make) -> None:
+def test_retention_and_caps_take_the_oldest_idle_first(make_db: Make) -> None:
     clock = Clock()
-    store = make_store("s", retain_days=7, snapshot_days=365, clock=clock)
+    store = make_db("s", retain_days=7, snapshot_days=365, clock=clock)
     session(store, "old")
     store.snapshot("old", "shared")
     clock.now += 3 * DAY
@@ -109,21 +109,21 @@ def test_retention_and_caps_take_the_oldest_idle_first(make_store: Make) -> None
     assert store.sweep(live=["live"]) == 3  # recent, the snapshot, the session opened from it
     assert store.exists("live") and store.count() == 1
 
-    capped = make_store("c", max_logs=3, clock=clock)
+    capped = make_db("c", max_logs=3, clock=clock)
     for i in range(5):
         clock.now += 1
         session(capped, f"s{i}")
     capped.sweep(live=["s0"])
     assert [capped.exists(f"s{i}") for i in range(5)] == [True, False, False, True, True]
     size = capped.size("s4")
-    small = make_store("c", max_bytes=size * 2, clock=clock)
+    small = make_db("c", max_bytes=size * 2, clock=clock)
     small.sweep()
     assert small.count() == 2 and small.exists("s4") and small.exists("s3")
 
 
-def test_a_claim_fences_off_the_previous_owner(make_store: Make) -> None:
+def test_a_claim_fences_off_the_previous_owner(make_db: Make) -> None:
     """Two processes on one store: the one that claimed last is the only one that writes."""
-    a, b = make_store(), make_store()  # two connections to one database
+    a, b = make_db(), make_db()  # two connections to one database
     assert a.create("s", NEURON) == 1
     mine = Timeline(NEURON, Journal(a, "s"), every=3)
     mine.run(1)
@@ -149,10 +149,10 @@ def test_a_claim_fences_off_the_previous_owner(make_store: Make) -> None:
         b.append("missing", theirs.drain() or stale.drain(), owner=2)
 
 
-def test_claims_and_appends_from_two_threads_never_interleave(make_store: Make) -> None:
+def test_claims_and_appends_from_two_threads_never_interleave(make_db: Make) -> None:
     """Appends race a claim: each either landed before it (and the claim's log has it) or
     was refused; none is written after the claim read the log."""
-    a, b = make_store(), make_store()
+    a, b = make_db(), make_db()
     a.create("s", NEURON)
     lines = Timeline(NEURON, Journal(a, "s"), every=1000)
     written: list[int] = []
@@ -178,8 +178,8 @@ def test_claims_and_appends_from_two_threads_never_interleave(make_store: Make) 
     assert len(saved.events) == len(written) == len(b.load("s").events)
 
 
-def test_notifications_reach_every_listener(make_store: Make) -> None:
-    a, b = make_store(), make_store()
+def test_notifications_reach_every_listener(make_db: Make) -> None:
+    a, b = make_db(), make_db()
     got: list[str] = []
     arrived = threading.Event()
 
@@ -191,7 +191,7 @@ def test_notifications_reach_every_listener(make_store: Make) -> None:
     listener = b.listen("lecture", heard)
     if listener is None:  # SQLite: one process, nothing to publish between processes
         a.notify("lecture", "nobody hears this")
-        assert make_store.kind == "sqlite"  # type: ignore[attr-defined]
+        assert make_db.kind == "sqlite"  # type: ignore[attr-defined]
         return
     try:
         for payload in ("one", "two", "three"):

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from app import export
-from tests.test_export import PRESET, Recorder, make_setup, notebook_code, run_all
+from tests.export.test_export import PRESET, Recorder, make_setup, notebook_code, run_all
 
 pytestmark = pytest.mark.usefixtures("server_threads")
 SET_THREADS = "torch.set_num_threads({})  # the session's count: parallel sums' last digits"
