@@ -25,6 +25,9 @@ def test_predict_first_marks_answers_and_keeps_score(stepper: Page) -> None:
     for n in range(4):
         page.get_by_role("button", name="Next line").click()
         expect(page.locator("#predict-prompt")).not_to_be_empty()
+        # the new question is in: its choices replaced the last ones, the verdict is cleared
+        expect(verdict).to_be_empty()
+        expect(page.get_by_role("button", name="Answer")).to_be_enabled()
         inputs = section.locator("#predict-choices input")
         expect(inputs.first).to_be_visible()
         ids = [inputs.nth(i).get_attribute("value") for i in range(inputs.count())]
