@@ -21,6 +21,7 @@ from .broadcast import Alone
 from .engine import Lab, LineError
 from .engine import scenarios as catalogue
 from .lectures import LectureHub, NoLecture
+from .predictions import NotOffered
 from .quizzes import LectureConflict, TooManyAnswers
 from .relay import Relay
 from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
@@ -28,7 +29,7 @@ from .settings import Settings
 from .store import Store, StoreUnavailable
 from .store import open_store as open_database
 from .timeline import MomentOutOfRange, TimelineError
-from .web import api, docs, lectures, pages, security
+from .web import api, docs, lectures, pages, predict, security
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -83,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
     app.include_router(api.router)
+    app.include_router(predict.router)
     app.include_router(lectures.router)
     app.include_router(pages.router)
     app.include_router(docs.router)
@@ -117,6 +119,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(MomentOutOfRange)
     def no_such_moment(request: Request, exc: MomentOutOfRange) -> JSONResponse:
         error = {"loc": ["body", "to"], "msg": str(exc), "type": "value_error"}
+        return JSONResponse({"detail": [error]}, status_code=422)
+
+    @app.exception_handler(NotOffered)
+    def not_offered(request: Request, exc: NotOffered) -> JSONResponse:
+        error = {"loc": list(exc.loc), "msg": str(exc), "type": "value_error"}
         return JSONResponse({"detail": [error]}, status_code=422)
 
     @app.exception_handler(TimelineError)

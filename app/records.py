@@ -108,9 +108,9 @@ class Setup:
 @dataclass(frozen=True, slots=True)
 class Event:
     """One action: a line (that ran, or failed in PyTorch's words), an lr, program or max_norm
-    change."""
+    change, or a prediction about the line that follows it (issue 17)."""
 
-    op: Literal["line", "lr", "program", "max_norm"]
+    op: Literal["line", "lr", "program", "max_norm", "predict"]
     entry: str = ""  # line: the program entry that ran
     advance: bool = False  # line: run by next, so the cursor moved on
     lr: float = 0.0
@@ -122,6 +122,8 @@ class Event:
     iteration: int = 0
     loss: float | None = None
     point: dict[str, Any] | None = None  # the history point a loss line added
+    # predict: {"kind", "choice": [ids], "correct"} about the line ``entry`` that comes next
+    prediction: dict[str, Any] | None = None
 
     @property
     def moment(self) -> bool:
@@ -134,6 +136,8 @@ class Event:
             return {"op": "program", "program": list(self.program)}
         if self.op == "max_norm":
             return {"op": "max_norm", "max_norm": self.max_norm}
+        if self.op == "predict":
+            return {"op": "predict", "entry": self.entry, **(self.prediction or {})}
         data: dict[str, Any] = {"op": "line", "entry": self.entry, "ok": self.ok}
         if self.advance:
             data["advance"] = True
@@ -153,6 +157,9 @@ class Event:
             return cls("program", program=tuple(data["program"]))
         if data["op"] == "max_norm":
             return cls("max_norm", max_norm=data["max_norm"])
+        if data["op"] == "predict":
+            kept = {k: data[k] for k in ("kind", "choice", "correct")}
+            return cls("predict", entry=data["entry"], prediction=kept)
         return cls(
             "line",
             entry=data["entry"],

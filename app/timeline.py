@@ -21,7 +21,7 @@ import bisect
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .engine import LabState, LineError
+from .engine import Lab, LabState, LineError
 from .engine.program import ENTRIES
 from .records import AT_END, Change, Event, Journal, Saved, Setup
 
@@ -192,10 +192,22 @@ class Timeline:
         """Every kept moment: its line, iteration and the loss after it, for a slider."""
         rows: list[dict[str, Any]] = []
         if self.first == 0:
-            rows.append({"n": 0, "line": None, "iteration": 0, "loss": None})
+            rows.append({"n": 0, "line": None, "iteration": 0, "loss": None, "predicted": None})
         for i, seq in enumerate(self.lines, start=self.dropped + 1):
             e = self.events[seq - self.first]
-            rows.append({"n": i, "line": e.entry, "iteration": e.iteration, "loss": e.loss})
+            before = self.events[seq - 1 - self.first] if seq > self.first else None
+            # a prediction is kept right before the line it is about: right or wrong, or none
+            said = before.prediction if before is not None and before.op == "predict" else None
+            predicted = None if said is None else bool(said["correct"])
+            rows.append(
+                {
+                    "n": i,
+                    "line": e.entry,
+                    "iteration": e.iteration,
+                    "loss": e.loss,
+                    "predicted": predicted,
+                }
+            )
         return rows
 
     def log(self) -> tuple[Setup, list[Event]]:
@@ -206,6 +218,36 @@ class Timeline:
 
     def snapshot(self, since: int = 0) -> dict[str, Any]:
         return {**self.lab.snapshot(since), "moment": self.moment, "moments": self.moments}
+
+    def scratch(self, upto: int | None = None) -> tuple[Lab, list[tuple[int, Event]]]:
+        """A Lab of its own, restored from the newest checkpoint that reaches the head exactly
+        (and, with ``upto``, is not after event ``upto``), and the numbered events that bring it
+        to the head when each is ``apply``-ed in order. The live Lab is not touched: what runs on
+        the copy (a prediction's truth, an explanation's replay) changes nothing here."""
+        head = self.head
+        limit = head if upto is None else min(upto, head)
+        seq = max(
+            s
+            for s in self.checkpoints
+            if (s < head or s == self.first - 1) and s <= limit and self._usable(s, head)
+        )
+        state = self.checkpoints[seq].state
+        if state is None:
+            assert self.journal is not None
+            state = self.journal.checkpoint(seq)
+        lab = self.setup.build()
+        lab.restore(state, whole=True)
+        return lab, [(n, self.events[n - self.first]) for n in range(seq + 1, head + 1)]
+
+    def moment_of(self, seq: int) -> int:
+        """The moment right after event ``seq``."""
+        return self.dropped + bisect.bisect_right(self.lines, seq)
+
+    def predicted(self, event: Event) -> None:
+        """Keep a prediction in the log, right before the line it is about: acting from a past
+        moment discards it with the moments after it, like any event."""
+        self._cut()
+        self._record(event)
 
     def drain(self) -> Change:
         """What changed since the last drain; the caller writes it to the store."""
@@ -236,8 +278,16 @@ class Timeline:
         self._cut()
         lab = self.lab
         point = lab.history[-1] if _is_loss(entry) else None
-        self._record(Event("line", entry=entry, advance=advance, iteration=lab.iteration,
-                           loss=lab.loss_value, point=point))  # fmt: skip
+        self._record(
+            Event(
+                "line",
+                entry=entry,
+                advance=advance,
+                iteration=lab.iteration,
+                loss=lab.loss_value,
+                point=point,
+            )
+        )
 
     def _record(self, event: Event) -> None:
         self.head += 1
@@ -320,26 +370,8 @@ class Timeline:
         self._replay(seq + 1, target)
 
     def _replay(self, start: int, end: int) -> None:
-        lab = self.lab
         for e in self.events[start - self.first : end + 1 - self.first]:
-            if e.op == "lr":
-                lab.lr = e.lr
-            elif e.op == "program":
-                lab.set_program(list(e.program))
-            elif e.op == "max_norm":
-                lab.max_norm = e.max_norm
-            else:
-                try:
-                    if e.advance:
-                        lab.next()
-                    else:
-                        lab.run_line(e.entry)
-                except LineError:
-                    if e.ok:
-                        raise
-                else:
-                    if not e.ok:
-                        raise RuntimeError(f"a replay of {e.entry} ran where it had failed")
+            apply(self.lab, e)
         self.head = end
 
     def _history_until(self, seq: int) -> list[dict[str, Any]]:
@@ -372,3 +404,25 @@ class Timeline:
             del self.checkpoints[seq]
         self.change.forget_before = self.first
         self.change.dropped, self.change.base_points = self.dropped, list(self.base_points)
+
+
+def apply(lab: Lab, e: Event) -> None:
+    """Do one logged event again on ``lab`` (a prediction changes no store)."""
+    if e.op == "lr":
+        lab.lr = e.lr
+    elif e.op == "program":
+        lab.set_program(list(e.program))
+    elif e.op == "max_norm":
+        lab.max_norm = e.max_norm
+    elif e.op == "line":
+        try:
+            if e.advance:
+                lab.next()
+            else:
+                lab.run_line(e.entry)
+        except LineError:
+            if e.ok:
+                raise
+        else:
+            if not e.ok:
+                raise RuntimeError(f"a replay of {e.entry} ran where it had failed")

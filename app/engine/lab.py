@@ -109,6 +109,7 @@ class Lab:
         self.losses = 0  # loss lines so far: the next history point's number n
         self.out: torch.Tensor | None = None
         self.y: torch.Tensor | None = None  # the targets of the batch forward drew
+        self.x: torch.Tensor | None = None  # and its inputs (a prediction recomputes the loss)
         self.share = 1.0  # the micro-batch's share of its batch, when accumulating
         self.loss_tensor: torch.Tensor | None = None
         self.loss_value: float | None = None
@@ -129,6 +130,7 @@ class Lab:
             x, self.y, self.share = self.batches.next()
         else:
             x, self.y = self.batches.next()
+        self.x = x
         with self.amp.autocast():
             self.out = self._model(x)
         self.iteration += 1

@@ -143,7 +143,7 @@ def restore(lab: Lab, state: LabState, *, whole: bool = False) -> None:
     lab.iteration, lab.steps, lab.loss_value = state.iteration, state.steps, state.loss
     lab.losses = state.losses
     lab.history = deque(state.history, maxlen=HISTORY_LIMIT)
-    lab.out = lab.y = None
+    lab.out = lab.y = lab.x = None
     lab.no_graph()
     dtype = getattr(torch, state.loss_dtype, torch.float32)
     lab.loss_tensor = spent_loss(state.loss, dtype) if state.loss_spent else None

@@ -128,10 +128,14 @@ class SessionCall(SessionTarget):
 
         def read(timeline: Timeline) -> dict[str, Any]:
             action(timeline)
-            data = {"id": self.session_id, **timeline.snapshot(self.since)}
-            return self.store.shown(self.session_id, data)
+            return self.session(timeline)
 
         return await self.use(read, heavy=heavy)
+
+    def session(self, timeline: Timeline) -> dict[str, Any]:
+        """The Session as this request answers it (under the session's lock)."""
+        data = {"id": self.session_id, **timeline.snapshot(self.since)}
+        return self.store.shown(self.session_id, data)
 
 
 # these two read the store off the app themselves: one dependency level less on every line

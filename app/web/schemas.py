@@ -194,6 +194,10 @@ class MomentOut(BaseModel):
     line: Entry | None = Field(description="the line that ran (null for moment 0)")
     iteration: int
     loss: Number | None = Field(description="the session's loss after that line")
+    predicted: bool | None = Field(
+        description="predict first: whether the prediction about this line was right (null: "
+        "none was made)"
+    )
 
 
 class TimelineOut(BaseModel):

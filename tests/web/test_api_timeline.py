@@ -72,8 +72,20 @@ def test_the_timeline_lists_every_moment(client: httpx.Client) -> None:
     assert r.status_code == 200
     t = r.json()
     assert t["moment"] == 10 and [m["n"] for m in t["moments"]] == list(range(11))
-    assert t["moments"][0] == {"n": 0, "line": None, "iteration": 0, "loss": None}
-    assert t["moments"][2] == {"n": 2, "line": "loss", "iteration": 1, "loss": 18.5}
+    assert t["moments"][0] == {
+        "n": 0,
+        "line": None,
+        "iteration": 0,
+        "loss": None,
+        "predicted": None,
+    }
+    assert t["moments"][2] == {
+        "n": 2,
+        "line": "loss",
+        "iteration": 1,
+        "loss": 18.5,
+        "predicted": None,
+    }
     assert [m["line"] for m in t["moments"][1:6]] == [
         "forward",
         "loss",
