@@ -29,7 +29,7 @@ from .settings import Settings
 from .store import Store, StoreUnavailable
 from .store import open_store as open_database
 from .timeline import MomentOutOfRange, TimelineError
-from .web import api, docs, lectures, pages, predict, security
+from .web import api, docs, lectures, pages, polls, predict, security
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -86,6 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(predict.router)
     app.include_router(lectures.router)
+    app.include_router(polls.router)
     app.include_router(pages.router)
     app.include_router(docs.router)
     app.mount("/static", StaticFiles(directory=settings.static_dir), name="static")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .engine import LabState
-from .records import Setup
+from .records import Change, Setup
 from .store import NoSuchLog, NotOwner, Store, StoreUnavailable
 from .timeline import Timeline
 
@@ -88,7 +88,7 @@ class SessionStore:
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
         # hooks for lectures (app/lectures.py): a saved change, and a Session as answered
-        self.on_change: Callable[[Session], None] | None = None
+        self.on_change: Callable[[Session, Change], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
         self.on_load: Callable[[str], None] | None = None  # a session read back from the store
 
@@ -272,7 +272,7 @@ class SessionStore:
             self._drop(session)
             raise
         if self.on_change is not None:
-            self.on_change(session)
+            self.on_change(session, change)
 
     def forget(self, session_id: str) -> None:
         """Drop this process's copy of a session another process claimed (its next request

@@ -61,7 +61,7 @@ def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
         from app.store.postgres import PostgresStore  # psycopg: only where it is used
 
         assert isinstance(store, PostgresStore)
-        assert store.schema_version() == SCHEMA == 4
+        assert store.schema_version() == SCHEMA == 5
         second = make_store()
         assert isinstance(second, PostgresStore)
         assert second.schema_version() == SCHEMA  # a second process migrates nothing

@@ -34,10 +34,35 @@ PresetName = Literal[
     "backward_twice_retain",
     "zeros",
 ]
+
+
+class PredictionRound(BaseModel):
+    answers: int
+    correct: int
+
+
+class Prediction(BaseModel):
+    """The question about the instructor's next line, put to the class (issue 18)."""
+
+    line: str
+    kind: str
+    prompt: str
+    choices: list[dict[str, Any]] = Field(description="once revealed with each misconception")
+    multiple: bool
+    param: str | None = None
+    index: int | None = None
+    round: int
+    open: bool
+    answer: list[str] | None = Field(None, description="only once revealed")
+    explanation: str | None = Field(None, description="only once revealed")
+    rounds: list[PredictionRound] | None = Field(None, description="only once revealed")
+
+
 # the Session without its id: the id drives a session, and followers must never see it
 FollowerSession: Any = create_model(
     "FollowerSession",
     **{n: (f.annotation, f) for n, f in Session.model_fields.items() if n != "id"},  # type: ignore[call-overload]
+    prediction=(Prediction | None, Field(None, description="the class predicts the next line")),
 )
 
 
@@ -245,7 +270,7 @@ async def events(
 async def fork(code: str, hub: Hub, request: Request) -> Response:
     """A new private session at the lecture's moment, with its past to rewind into."""
     lecture = hub.find(code)
-    if lecture.hidden:
+    if lecture.hidden or (lecture.poll is not None and lecture.poll.open):
         raise LectureConflict("not during a question: try it yourself once it is revealed")
     store = request.app.state.store
 
