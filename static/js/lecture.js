@@ -5,12 +5,14 @@
 
 import qrcode from "../vendor/qrcode-generator/qrcode.js";
 import { api, ApiError } from "./api.js";
+import { renderPoll } from "./views/poll.js";
 import { renderTally } from "./views/tally.js";
 
 const $ = (id) => document.getElementById(id);
 const start = $("lecture-start");
 const panel = $("lecture");
 const TALLY_EVERY = 2000; // ms: the tally and follower count (the instructor's page only)
+const VOTES_EVERY = 700; // ms: the live bars while the class predicts
 let lectureOf = null; // the session id the lecture follows
 let timer = null;
 
@@ -49,6 +51,7 @@ async function refresh() {
     $("lecture-followers").textContent = String(t.followers);
     renderTally($("tally"), t);
     $("quiz-reveal").disabled = !Object.keys(t.choices).length || t.revealed;
+    await votes();
     // a new setup makes a new session; the lecture stays with the one it started on
     problem(current()?.id === lectureOf ? null : {
       message: "This page now drives a new session (the setup changed); the class still sees the old one. End the lecture and start it again.",
@@ -60,7 +63,24 @@ async function refresh() {
   }
 }
 
+/** The class's prediction: its bars (none asked yet: hidden). */
+async function votes() {
+  let view = null;
+  try {
+    view = await api.classCounts(lectureOf);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 409) throw error;
+  }
+  renderPoll($("poll"), view);
+  $("predict-again").disabled = !view?.open || view.round >= 2;
+  $("predict-ask").disabled = Boolean(view?.open);
+  clearTimeout(fast);
+  if (view?.open) fast = setTimeout(() => votes().catch(problem), VOTES_EVERY);
+}
+let fast = null;
+
 function stop(text) {
+  clearTimeout(fast);
   clearInterval(timer);
   timer = null;
   lectureOf = null;
@@ -82,6 +102,7 @@ async function begin() {
     const join = absolute("join");
     $("lecture-join-url").href = join;
     $("lecture-join-url").textContent = join;
+    $("lecture-report").href = api.reportUrl(session.id);
     qr(link);
     await choices();
     panel.hidden = false;
@@ -150,3 +171,31 @@ $("quiz-reveal").addEventListener("click", async () => {
     problem(error);
   }
 });
+
+$("predict-ask").addEventListener("click", async () => {
+  try {
+    renderPoll($("poll"), await api.askClass(lectureOf));
+    problem(null);
+    await votes();
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    problem(error);
+  }
+});
+
+$("predict-again").addEventListener("click", async () => {
+  try {
+    renderPoll($("poll"), await api.voteAgain(lectureOf));
+    await votes();
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    problem(error);
+  }
+});
+
+// the instructor's next line reveals the answer (the server closes it): show it right away
+for (const id of ["next", "run"]) {
+  $(id)?.addEventListener("click", () => {
+    if (lectureOf) setTimeout(() => votes().catch(problem), 400);
+  });
+}
