@@ -5,7 +5,7 @@ in the event of the instructor's next line (any line call on the session)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Response
@@ -38,8 +38,13 @@ class PredictionsOut(BaseModel):
     explanation: str | None = None
 
 
+ChoiceId = Annotated[str, Field(max_length=50)]
+
+
 class VoteBody(Body):
-    choice: str | list[str] = Field(description="one id, or a list of ids when multiple")
+    choice: ChoiceId | Annotated[list[ChoiceId], Field(max_length=20)] = Field(
+        description="one id, or a list of ids when multiple"
+    )
     voter: Voter | None = None
 
 
