@@ -85,6 +85,12 @@ def test_the_class_votes_twice_and_the_next_line_reveals(
     for p in pages:
         expect(p.locator("#prediction .prediction-prompt")).to_have_text(q["prompt"])
         expect(p.get_by_role("button", name="Try it yourself")).to_be_disabled()
+    # the second follower is on a phone: large buttons, one per row, no sideways scroll
+    pages[1].set_viewport_size({"width": 390, "height": 844})
+    for button in pages[1].locator("#prediction .choice").all():
+        box = button.bounding_box()
+        assert box is not None and box["height"] >= 44 and box["x"] + box["width"] <= 390, box
+    assert pages[1].evaluate("document.scrollingElement.scrollWidth") <= 390
     right = truth(client, {"scenario": "neuron"}, 3, q)
     other = wrong(q, right)
     theirs = other if isinstance(other, list) else [other]
