@@ -98,7 +98,6 @@ async def again(target: Target, hub: Hub) -> Response:
     responses={
         **NOT_FOUND,
         409: {"model": Problem, "description": "no prediction is open"},
-        422: {"model": Problem, "description": "a choice the question did not offer"},
         429: {"model": Problem, "description": "too many voters, or answers too fast"},
     },
 )
