@@ -1,7 +1,7 @@
 """How a lecture's changes reach its followers: the one interface the hub talks to.
 
 A ``Broadcast`` is what differs between one process holding every lecture (``Alone``, here) and
-several processes sharing one PostgreSQL store (``Relay``, ``app/relay.py``): where an event is
+several processes sharing one PostgreSQL database (``Relay``, ``app/relay.py``): where an event is
 written, where a lecture unknown to this process is looked up, where a follower that has nothing
 gets the whole Session from, and how the tally counts. The hub (``app/lectures.py``) never asks
 which one it has.
@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .db import Database, StoredLecture
 from .quizzes import SelfStudy
-from .store import Store, StoredLecture
 
 if TYPE_CHECKING:
     from .lectures import Lecture
@@ -54,7 +54,7 @@ class Broadcast(Protocol):
     def of_session(self, session_id: str) -> Lecture | None: ...
 
     def adopt(self, session_id: str) -> None:
-        """A session just read back from the store (in a thread)."""
+        """A session just read back from the database (in a thread)."""
 
     def started(self, lecture: Lecture, whole: Callable[[], bytes]) -> None:
         """A new lecture (under its session's lock)."""
@@ -69,11 +69,11 @@ class Broadcast(Protocol):
         """The number of followers connected here changed."""
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
-        """The question's tally (may read the store: call it off the event loop)."""
+        """The question's tally (may read the database: call it off the event loop)."""
 
     def poll_counts(self, lecture: Lecture, poll: Poll) -> tuple[list[dict[str, int]], int]:
         """The votes on the class's prediction, per round by answer, and the followers
-        connected to other processes (may read the store: off the event loop)."""
+        connected to other processes (may read the database: off the event loop)."""
 
     async def exists(self, lecture: Lecture, touch: Callable[[], Awaitable[object]]) -> bool:
         """Is the lecture's session still there (before a follower's stream starts)?
@@ -87,15 +87,15 @@ class Broadcast(Protocol):
 
 
 class Alone:
-    """One process holds every lecture: the events go to the store (for restarts) and to the
+    """One process holds every lecture: the events go to the database (for restarts) and to the
     followers connected here, the whole Session comes from the session in memory."""
 
-    def __init__(self, lectures: Lectures, store: Store) -> None:
-        self.lectures, self.store = lectures, store
+    def __init__(self, lectures: Lectures, db: Database) -> None:
+        self.lectures, self.db = lectures, db
         self.tasks: list[asyncio.Task[None]] = []
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        for stored in self.store.lectures(self.lectures.clock()):
+        for stored in self.db.lectures(self.lectures.clock()):
             self.lectures.known(stored)
         self.lectures.study.load()
 
@@ -115,7 +115,7 @@ class Alone:
         pass
 
     def publish(self, lecture: Lecture, body: bytes, whole: Callable[[], bytes]) -> None:
-        self.store.lecture_event(lecture.code, lecture.seq, lecture.losses, body.decode())
+        self.db.lecture_event(lecture.code, lecture.seq, lecture.losses, body.decode())
 
     def ended(self, lecture: Lecture) -> None:
         pass

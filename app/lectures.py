@@ -4,12 +4,12 @@ The session id stays the only key that drives a session; the join code only lets
 Every change to a lectured session (a line, a rewind, a PATCH, a reset, a question) becomes one
 numbered event, made once under the session's lock and fanned out to every follower on the
 event loop. Events carry the Session as followers see it, with only the loss points they do not
-have yet. Lectures, their newest events, questions and answers live in the store, so followers
+have yet. Lectures, their newest events, questions and answers live in the database, so followers
 resume (``Last-Event-ID``) across a restart.
 
 Where an event is written and where a lecture this process does not hold is found is the
 broadcast's business (``app/broadcast.py``): this process alone, or several processes sharing a
-PostgreSQL store (``app/relay.py``); the hub never asks which. Questions and the self-study
+PostgreSQL database (``app/relay.py``); the hub never asks which. Questions and the self-study
 question: ``app/quizzes.py``.
 """
 
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .broadcast import Alone, Broadcast, Lectures
+from .db import Database, StoredLecture
 from .engine.program import preset_of
 from .fanout import END, KEEPALIVE, frame, newer, on_loop, release
 from .polls import BUG_PROMPT, Poll, Predicting
 from .quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
 from .records import Change
 from .sessions import Session
-from .store import Store, StoredLecture
 from .timeline import Timeline
 
 # 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
@@ -70,7 +70,7 @@ class Lecture:
         return self.quiz is not None and not self.quiz.revealed
 
     def tally(self, counts: dict[str, int] | None = None, followers: int = 0) -> dict[str, Any]:
-        """The question's tally: ``counts`` from the store when answers come to several
+        """The question's tally: ``counts`` from the database when answers come to several
         processes, else this process's ballot; ``followers`` on other processes added."""
         choices = self.quiz.choices if self.quiz else []
         if counts is None:
@@ -101,21 +101,21 @@ class LectureHub(Predicting):
 
     def __init__(
         self,
-        store: Store,
+        db: Database,
         hours: float = 4.0,
         *,
         keepalive: float = 15.0,
         clock: Callable[[], float] = time.time,
-        broadcast: Callable[[Lectures, Store], Broadcast] = Alone,
+        broadcast: Callable[[Lectures, Database], Broadcast] = Alone,
     ) -> None:
-        self.store, self.life, self.keepalive, self.clock = store, hours * 3600, keepalive, clock
+        self.db, self.life, self.keepalive, self.clock = db, hours * 3600, keepalive, clock
         self.by_code: dict[str, Lecture] = {}
         self.by_session: dict[str, Lecture] = {}
-        self.study = SelfStudy(store)
+        self.study = SelfStudy(db)
         self._lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
         side = Lectures(self.by_code, self._known, self.deliver, self.drop, self.study, clock)
-        self.broadcast = broadcast(side, store)
+        self.broadcast = broadcast(side, db)
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Events go out on ``loop``; the broadcast starts (the running lectures)."""
@@ -123,7 +123,7 @@ class LectureHub(Predicting):
         self.broadcast.attach(loop)
 
     def _known(self, stored: StoredLecture) -> Lecture:
-        """A lecture read back from the store, held here from now on (the first one found is
+        """A lecture read back from the database, held here from now on (the first one found is
         kept when two threads find it at once)."""
         return self._add(self._lecture(stored))
 
@@ -132,9 +132,9 @@ class LectureHub(Predicting):
         lecture = Lecture(stored.code, stored.session, stored.seq, stored.losses, stored.expires)
         lecture.quiz, lecture.ballot.answers = quiz, dict(stored.answers)
         if stored.poll is not None and stored.poll["kind"] != "bug":  # with its votes so far
-            votes = self.store.poll_votes(stored.code, stored.poll["n"])
+            votes = self.db.poll_votes(stored.code, stored.poll["n"])
             lecture.poll = Poll.stored(stored.poll, votes)
-        for seq, body in self.store.lecture_events(stored.code, stored.seq - RECENT):
+        for seq, body in self.db.lecture_events(stored.code, stored.seq - RECENT):
             lecture.recent.append((seq, body.encode()))
         lecture.delivered = stored.seq
         return lecture
@@ -146,8 +146,8 @@ class LectureHub(Predicting):
         return lecture
 
     def adopt(self, session_id: str) -> None:
-        """A session this process just read from the store (several processes: it may have
-        moved here): its lecture and its self-study question as the store has them now."""
+        """A session this process just read from the database (several processes: it may have
+        moved here): its lecture and its self-study question as the database has them now."""
         self.broadcast.adopt(session_id)
 
     # -- the instructor --------------------------------------------------------------
@@ -162,7 +162,7 @@ class LectureHub(Predicting):
         while code in self.by_code:
             code = new_code()
         expires = self.clock() + self.life
-        self.store.add_lecture(code, session_id, expires)
+        self.db.add_lecture(code, session_id, expires)
         lecture = self._add(Lecture(code, session_id, 0, 0, expires))
         self.broadcast.started(lecture, lambda: self.whole(lecture, timeline))
         return lecture
@@ -175,7 +175,7 @@ class LectureHub(Predicting):
 
     def _end(self, lecture: Lecture) -> None:
         self.drop(lecture)
-        self.store.end_lecture(lecture.code)
+        self.db.end_lecture(lecture.code)
         self.broadcast.ended(lecture)
 
     def drop(self, lecture: Lecture) -> None:
@@ -344,12 +344,12 @@ class LectureHub(Predicting):
         self._predicting(lecture)
         code = lecture.code
         if lecture.hidden:  # replaced before its reveal: its answers go to the report as they are
-            self.store.poll_bug_closed(code, None)
+            self.db.poll_bug_closed(code, None)
         lecture.quiz = Quiz(list(dict.fromkeys(choices)))
         lecture.ballot.clear()
-        self.store.lecture_quiz(code, lecture.quiz.to_json())
+        self.db.lecture_quiz(code, lecture.quiz.to_json())
         body = {"prompt": BUG_PROMPT, "choices": lecture.quiz.choices, "answer": None}
-        self.store.poll_ask(code, lecture.session_id, timeline.moment, "", "bug", body)
+        self.db.poll_ask(code, lecture.session_id, timeline.moment, "", "bug", body)
         lecture.poll = None  # the newest question is this one
         self.publish(lecture, timeline)
 
@@ -358,16 +358,16 @@ class LectureHub(Predicting):
             raise LectureConflict("no question has been asked in this lecture")
         lecture.quiz.revealed = True
         lecture.quiz.answer = preset_of(list(timeline.lab.program))
-        self.store.lecture_quiz(lecture.code, lecture.quiz.to_json())
-        self.store.poll_bug_closed(lecture.code, lecture.quiz.answer)
+        self.db.lecture_quiz(lecture.code, lecture.quiz.to_json())
+        self.db.poll_bug_closed(lecture.code, lecture.quiz.answer)
         self.publish(lecture, timeline)
 
     def answer(self, lecture: Lecture, choice: str, voter: str | None) -> str:
         voter = lecture.ballot.admit(lecture.quiz, choice, voter)
-        self.store.lecture_answer(lecture.code, voter, choice)
+        self.db.lecture_answer(lecture.code, voter, choice)
         return voter
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
         """The live tally; with several processes, every process's answers and followers
-        (it may read the store: call it off the event loop)."""
+        (it may read the database: call it off the event loop)."""
         return self.broadcast.tally(lecture)

@@ -1,4 +1,4 @@
-"""The application: settings, the session store, routes and error handlers."""
+"""The application: settings, the live sessions, routes and error handlers."""
 
 from __future__ import annotations
 
@@ -18,16 +18,15 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from .broadcast import Alone
+from .db import Database, DatabaseUnavailable, open_database
 from .engine import Lab, LineError
 from .engine import scenarios as catalogue
 from .lectures import LectureHub, NoLecture
 from .predictions import NotOffered
 from .quizzes import LectureConflict, TooManyAnswers
 from .relay import Relay
-from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
+from .sessions import LiveSessions, ServerFull, SessionBusy, UnknownSession
 from .settings import Settings
-from .store import Store, StoreUnavailable
-from .store import open_store as open_database
 from .timeline import MomentOutOfRange, TimelineError
 from .web import api, docs, lectures, pages, polls, predict, security
 
@@ -35,16 +34,16 @@ from .web import api, docs, lectures, pages, polls, predict, security
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     torch.set_num_threads(settings.torch_threads)
-    store = SessionStore(open_store(settings), settings.max_sessions, settings.idle_timeout)
-    shared = store.store.shared()
+    sessions = LiveSessions(database_for(settings), settings.max_sessions, settings.idle_timeout)
+    shared = sessions.db.shared()
     hub = LectureHub(
-        store.store,
+        sessions.db,
         settings.lecture_hours,
         keepalive=settings.lecture_keepalive,
         # several processes on one PostgreSQL: lectures across them (else this process alone)
-        broadcast=Alone if shared is None else lambda side, _: Relay(side, shared, store.forget),
+        broadcast=Alone if shared is None else lambda side, _: Relay(side, shared, sessions.forget),
     )
-    store.on_change, store.shown, store.on_load = hub.changed, hub.study.shown, hub.adopt
+    sessions.on_change, sessions.shown, sessions.on_load = hub.changed, hub.study.shown, hub.adopt
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -56,8 +55,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.collect()
         gc.freeze()
         tasks = [
-            asyncio.create_task(every(settings.evict_interval, store.evict_idle)),
-            asyncio.create_task(every(settings.sweep_interval, store.sweep)),
+            asyncio.create_task(every(settings.evict_interval, sessions.evict_idle)),
+            asyncio.create_task(every(settings.sweep_interval, sessions.sweep)),
             *hub.broadcast.tasks,
         ]
         try:
@@ -69,7 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             hub.broadcast.close()
-            store.store.close()
+            sessions.db.close()
 
     app = FastAPI(
         title="Loop Stepper",
@@ -79,7 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
-    app.state.store = store
+    app.state.sessions = sessions
     app.state.hub = hub
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
@@ -152,12 +151,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def too_many_answers(request: Request, exc: TooManyAnswers) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=429)
 
-    @app.exception_handler(StoreFull)
-    def store_full(request: Request, exc: StoreFull) -> JSONResponse:
+    @app.exception_handler(ServerFull)
+    def server_full(request: Request, exc: ServerFull) -> JSONResponse:
         return JSONResponse({"detail": f"{exc}; try again later"}, status_code=503)
 
-    @app.exception_handler(StoreUnavailable)
-    def store_unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:
+    @app.exception_handler(DatabaseUnavailable)
+    def database_unavailable(request: Request, exc: DatabaseUnavailable) -> JSONResponse:
         return JSONResponse({"detail": f"{exc}; try again"}, status_code=503)
 
     return app
@@ -190,7 +189,7 @@ def warm_up() -> None:
         lab.snapshot()
 
 
-def open_store(settings: Settings) -> Store:
+def database_for(settings: Settings) -> Database:
     """PostgreSQL if ``database_url`` is set, else SQLite's file in ``data``."""
     path = ":memory:" if settings.data == ":memory:" else f"{settings.data}/sessions.sqlite3"
     return open_database(
@@ -203,8 +202,8 @@ def open_store(settings: Settings) -> Store:
 
 
 async def every(interval: float, job: Callable[[], object]) -> None:
-    """Run ``job`` every ``interval`` seconds (idle sessions leave memory; the store's
-    retention), not only when a new session is created. In a thread: both touch the store,
+    """Run ``job`` every ``interval`` seconds (idle sessions leave memory; the database's
+    retention), not only when a new session is created. In a thread: both touch the database,
     which the event loop must never wait for."""
     while True:
         await asyncio.sleep(interval)

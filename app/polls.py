@@ -5,9 +5,9 @@ The question is the predict issue's (``predictions.question``: the same object a
 ``GET /api/sessions/{id}/question``, its truth computed by running the line on a scratch copy);
 a ``Poll`` keeps it with its answer, server side, for the lecture. Followers see ``public()``:
 never the answer while it is open. Votes go through a ``Ballot`` per round (the quiz's flood
-limits) and into the store, whose INSERT takes a vote only while its round is open, so a
+limits) and into the database, whose INSERT takes a vote only while its round is open, so a
 process that has not heard of the reveal yet cannot count a late one. The report reads every
-question of the lecture (the "which bug" quizzes too, kind ``bug``) back from the store.
+question of the lecture (the "which bug" quizzes too, kind ``bug``) back from the database.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .db import Database
 from .engine.questions import Choice, Question
 from .predictions import chosen, question
 from .quizzes import Ballot, LectureConflict
 from .records import Change
-from .store import Store
 from .timeline import Timeline
 
 if TYPE_CHECKING:
@@ -45,12 +45,12 @@ ROUNDS = 2  # vote, discuss, vote again (the CSV has these columns)
 
 
 def key_of(ids: list[str]) -> str:
-    """One answer as the ballot and the store keep it: the chosen ids in offered order."""
+    """One answer as the ballot and the database keep it: the chosen ids in offered order."""
     return ",".join(ids)
 
 
 def body_of(q: Question) -> dict[str, Any]:
-    """What the store keeps of a question: as asked, and its truth (server side only)."""
+    """What the database keeps of a question: as asked, and its truth (server side only)."""
     return {
         "question": q.public(),
         "answer": list(q.answer),
@@ -171,7 +171,7 @@ class Poll:
 
 
 def refreshed(poll: Poll | None, row: dict[str, Any] | None) -> Poll | None:
-    """This process's poll after reading the store's newest question (another process asked,
+    """This process's poll after reading the database's newest question (another process asked,
     started round 2 or revealed): the ballots of the rounds it already had are kept."""
     if row is None or row["kind"] == "bug":
         return None
@@ -219,7 +219,7 @@ def report(rows: list[dict[str, Any]]) -> str:
 class Predicting:
     """The hub's part for the class's predictions (``LectureHub`` mixes it in)."""
 
-    store: Store
+    store: Database
     broadcast: Broadcast
 
     def publish(self, lecture: Lecture, timeline: Timeline) -> None: ...
@@ -260,8 +260,8 @@ class Predicting:
         return self.predictions(lecture)
 
     def vote(self, lecture: Lecture, choice: str | list[str], voter: str | None) -> str:
-        """One answer per voter per round (again: it replaces the last), in the store only
-        while that round is open; this process's poll is read again when the store knows
+        """One answer per voter per round (again: it replaces the last), in the database only
+        while that round is open; this process's poll is read again when the database knows
         better (another process asked, moved to round 2 or revealed)."""
         for fresh in (False, True):
             if fresh:
@@ -277,7 +277,7 @@ class Predicting:
         raise LectureConflict("no prediction is open in this lecture right now")
 
     def predictions(self, lecture: Lecture) -> dict[str, Any]:
-        """The instructor's live view of the prediction (may read the store: off the loop)."""
+        """The instructor's live view of the prediction (may read the database: off the loop)."""
         if lecture.poll is None:
             raise LectureConflict("no prediction has been asked: POST …/lecture/question")
         counts, others = self.broadcast.poll_counts(lecture, lecture.poll)

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.server import Connection, pct  # noqa: E402
-from tests.process import rss_kib, server_process  # noqa: E402
+from support.process import rss_kib, server_process  # noqa: E402
 
 EVENT_ID = re.compile(rb"id: (\d+)\n")
 

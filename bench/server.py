@@ -35,7 +35,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.process import rss_kib, server_process  # noqa: E402
+from support.process import rss_kib, server_process  # noqa: E402
 
 
 def cpu_seconds(pid: int) -> float:

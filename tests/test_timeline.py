@@ -15,15 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import checkpoints
+from app.db import Database, SqliteDatabase
 from app.engine import Lab, LineError
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, ENTRIES
 from app.records import Setup
 from app.sessions import Journal
-from app.store import SqliteStore, Store
 from app.timeline import MomentOutOfRange, Timeline, TimelineError
-from tests.oracle import Plain
+from support.oracle import Plain
 
 OPTIMIZERS = [PLAIN_SGD, OptimizerSpec("sgd", momentum=0.9), OptimizerSpec("adam")]
 LR = {"neuron": 0.05, "moons": 0.3, "parabola": 0.05}
@@ -65,9 +65,9 @@ def setup(
     return Setup(scenario, LR[scenario], 0, optimizer, accumulate, {}, program, **(extras or {}))
 
 
-def stored(s: Setup, every: int = 3) -> tuple[Timeline, SqliteStore]:
+def stored(s: Setup, every: int = 3) -> tuple[Timeline, SqliteDatabase]:
     """A timeline whose older checkpoints live only in a real (in-memory SQLite) store."""
-    store = SqliteStore(":memory:")
+    store = SqliteDatabase(":memory:")
     store.create("s", s)
     return Timeline(s, Journal(store, "s"), every=every), store
 
@@ -242,7 +242,7 @@ def test_reset_is_a_new_start() -> None:
     assert timeline.snapshot()["params"][0]["value"] == [[0.0]] and timeline.lab.lr == 0.1
 
 
-def test_a_timeline_keeps_the_newest_moments(make_store: Callable[..., Store]) -> None:
+def test_a_timeline_keeps_the_newest_moments(make_store: Callable[..., Database]) -> None:
     store = make_store()
     s = setup("neuron")
     store.create("s", s)
@@ -289,7 +289,7 @@ def test_checkpoints_round_trip_exactly() -> None:
 
 
 def test_a_graph_built_before_a_restart_backpropagates_after_it(
-    make_store: Callable[..., Store],
+    make_store: Callable[..., Database],
 ) -> None:
     """forward and loss, then the process is gone: the log rebuilds the graph, and backward
     gives plain PyTorch's gradients (on either store)."""

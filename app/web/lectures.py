@@ -19,7 +19,7 @@ from ..lectures import Lecture, LectureHub, NoLecture
 from ..quizzes import LectureConflict
 from ..sessions import Session as LiveSession
 from ..timeline import Timeline
-from .answers import Problem, Session
+from .answers import Problem, SessionOut
 from .api import ERRORS, SessionTarget, Target, as_json
 from .schemas import Body
 
@@ -61,7 +61,7 @@ class Prediction(BaseModel):
 # the Session without its id: the id drives a session, and followers must never see it
 FollowerSession: Any = create_model(
     "FollowerSession",
-    **{n: (f.annotation, f) for n, f in Session.model_fields.items() if n != "id"},  # type: ignore[call-overload]
+    **{n: (f.annotation, f) for n, f in SessionOut.model_fields.items() if n != "id"},  # type: ignore[call-overload]
     prediction=(Prediction | None, Field(None, description="the class predicts the next line")),
 )
 
@@ -131,7 +131,7 @@ def lecture_of(hub: LectureHub, session_id: str) -> Lecture:
 
 
 def watching(lecture: Lecture, request: Request) -> SessionTarget:
-    return SessionTarget(request.app.state.store, lecture.session_id)
+    return SessionTarget(request.app.state.sessions, lecture.session_id)
 
 
 def whole(hub: LectureHub, lecture: Lecture, request: Request) -> Live:
@@ -188,7 +188,7 @@ async def ask(target: Target, hub: Hub, body: QuizBody) -> Response:
 @router.get("/sessions/{session_id}/quiz", response_model=TallyOut, responses=QUIZ_ERRORS)
 async def tally(session_id: str, hub: Hub) -> Response:
     """The live tally (no question yet: no choices) and how many follow now."""
-    # in a thread: with several processes the answers are counted in the store
+    # in a thread: with several processes the answers are counted in the database
     return as_json(await anyio.to_thread.run_sync(lambda: hub.tally(lecture_of(hub, session_id))))
 
 
@@ -264,7 +264,7 @@ async def events(
 @router.post(
     "/lectures/{code}/fork",
     status_code=201,
-    response_model=Session,
+    response_model=SessionOut,
     responses={**NOT_FOUND, 409: {"model": Problem, "description": "a question is open"}},
 )
 async def fork(code: str, hub: Hub, request: Request) -> Response:
@@ -272,14 +272,14 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
     lecture = hub.find(code)
     if lecture.hidden or (lecture.poll is not None and lecture.poll.open):
         raise LectureConflict("not during a question: try it yourself once it is revealed")
-    store = request.app.state.store
+    sessions = request.app.state.sessions
 
     def copy(_: Timeline | None = None) -> LiveSession:
-        new: LiveSession = store.fork(lecture.session_id)
+        new: LiveSession = sessions.fork(lecture.session_id)
         return new
 
     new = await anyio.to_thread.run_sync(copy)  # the log as stored: the session left alone
-    return as_json(store.shown(new.id, {"id": new.id, **new.timeline.snapshot()}), status=201)
+    return as_json(sessions.shown(new.id, {"id": new.id, **new.timeline.snapshot()}), status=201)
 
 
 @router.post(

@@ -75,7 +75,7 @@ async def ask(target: Target, hub: Hub) -> Response:
 )
 async def counts(session_id: str, hub: Hub) -> Response:
     """The instructor's live view: the question and each round's counts (no voter ids)."""
-    # in a thread: with several processes the votes are counted in the store
+    # in a thread: with several processes the votes are counted in the database
     return as_json(
         await anyio.to_thread.run_sync(lambda: hub.predictions(lecture_of(hub, session_id)))
     )

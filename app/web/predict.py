@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from .. import explanations, predictions
 from ..timeline import Timeline
-from .answers import Problem, Session
+from .answers import Problem, SessionOut
 from .api import ERRORS, Call, Target
 from .schemas import Body, Entry, Number
 
@@ -55,7 +55,7 @@ class PredictOut(BaseModel):
     answer: list[str] = Field(description="the true ids")
     explanation: str
     choices: list[RevealedChoice]
-    session: Session | None = Field(description="as POST …/next answers; null if it raised")
+    session: SessionOut | None = Field(description="as POST …/next answers; null if it raised")
     error: LineErrorOut | None = Field(description="the line raised: its 409's body")
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, FrameLocator, Page, ViewportSize, expect
+from support.serve import serve
 
 from app.settings import Settings
-from tests.conftest import serve
 
 from .conftest import Watch, shot
 from .test_a11y import violations

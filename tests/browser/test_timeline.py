@@ -14,10 +14,10 @@ from urllib.parse import urljoin
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
+from support.serve import free_port, serve
 
 from app.settings import Settings
 
-from ..conftest import free_port, serve
 from .conftest import Watch, attach, shot
 from .test_page import next_line
 

@@ -9,9 +9,9 @@ import torch
 from app.engine import Lab, LineError
 from app.engine.amp import AmpSpec
 from app.engine.program import CORRECT
+from support.oracle import Plain
 from tests.engine.test_lab import assert_same
 from tests.engine.test_real_loop import both
-from tests.oracle import Plain
 
 BF16, FP16 = AmpSpec("bfloat16"), AmpSpec("float16")
 SCALED = [*CORRECT, "scaler_update"]

@@ -14,8 +14,8 @@ from app.engine import Lab, LineError
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, PRESETS
+from support.oracle import Plain
 from tests.engine.test_lab import assert_same
-from tests.oracle import Plain
 
 BY_NAME = {p.name: p for p in PRESETS}
 ADAM = OptimizerSpec("adam")

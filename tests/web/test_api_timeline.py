@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from support.serve import serve
 
 from app.settings import Settings
-
-from ..conftest import serve
 
 
 def new(client: httpx.Client, **body: Any) -> dict[str, Any]:

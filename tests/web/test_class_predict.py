@@ -12,11 +12,11 @@ import tempfile
 from typing import Any
 
 import httpx
+from support.serve import serve
 
 from app.settings import Settings
 
 from ..classroom import shaped, truth, wrong
-from ..conftest import serve
 from .test_lectures import follow, lecture
 
 SETUP = {"scenario": "neuron"}

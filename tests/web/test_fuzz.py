@@ -16,10 +16,9 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis import checks
+from support.serve import serve
 
 from app.settings import Settings
-
-from ..conftest import serve
 
 # Bodies are strict on purpose (README): 999.0 is not an integer and "0.1" is not a number,
 # while JSON Schema calls 999.0 an integer, so "every schema-valid body is accepted" cannot

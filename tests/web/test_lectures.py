@@ -13,12 +13,11 @@ from typing import Any
 
 import httpx
 import pytest
+from support.serve import schema_url, serve
 
 from app.lectures import ALPHABET
 from app.quizzes import BURST, HIDDEN, MAX_VOTERS
 from app.settings import Settings
-
-from ..conftest import schema_url, serve
 
 FOLLOWER_SKIP = {"id", "quiz", "prediction"}
 

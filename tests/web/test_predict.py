@@ -8,10 +8,9 @@ import tempfile
 from typing import Any
 
 import httpx
+from support.serve import serve
 
 from app.settings import Settings
-
-from ..conftest import serve
 
 CORRECT = ["forward", "loss", "zero_grad", "backward", "step"]
 

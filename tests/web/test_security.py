@@ -10,9 +10,9 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from pydantic import ValidationError
+from support.serve import serve
 
 from app.settings import Settings
-from tests.conftest import serve
 
 MAX_BODY = Settings().max_body  # the default the server runs with
 PATHS = [

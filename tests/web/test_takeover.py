@@ -8,10 +8,9 @@ import tempfile
 
 import httpx
 import pytest
+from support.serve import schema_url, serve
 
 from app.settings import Settings
-
-from ..conftest import schema_url, serve
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

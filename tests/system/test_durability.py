@@ -18,10 +18,10 @@ from typing import Any
 
 import httpx
 import pytest
+from support.serve import schema_url
 
 from app.engine.program import CORRECT
-from tests.conftest import schema_url
-from tests.oracle import Plain
+from support.oracle import Plain
 
 from .process import server_process
 

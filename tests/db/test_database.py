@@ -12,13 +12,13 @@ import psycopg
 import pytest
 from pydantic import ValidationError
 
+from app.db import DAY, SCHEMA, Database, NoSuchLog, NotOwner, SqliteDatabase
 from app.engine.optimizers import PLAIN_SGD
 from app.records import Setup
 from app.sessions import Journal
-from app.store import DAY, SCHEMA, NoSuchLog, NotOwner, SqliteStore, Store
 from app.timeline import Timeline
 
-Make = Callable[..., Store]
+Make = Callable[..., Database]
 
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
                                                       "backward", "step"))  # fmt: skip
@@ -32,7 +32,7 @@ class Clock:
         return self.now
 
 
-def session(store: Store, log_id: str, iterations: int = 1) -> Timeline:
+def session(store: Database, log_id: str, iterations: int = 1) -> Timeline:
     store.create(log_id, NEURON)
     timeline = Timeline(NEURON, Journal(store, log_id), every=3)
     timeline.run(iterations)
@@ -53,17 +53,17 @@ def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
     )
     again = Timeline.restored(saved, Journal(store, "a"))
     assert again.snapshot() == timeline.snapshot()
-    if isinstance(store, SqliteStore):
+    if isinstance(store, SqliteDatabase):
         with sqlite3.connect(tmp_path / "s.sqlite3") as db:
             assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
             assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     else:
-        from app.store.postgres import PostgresStore  # psycopg: only where it is used
+        from app.db.postgres import PostgresDatabase  # psycopg: only where it is used
 
-        assert isinstance(store, PostgresStore)
+        assert isinstance(store, PostgresDatabase)
         assert store.schema_version() == SCHEMA == 5
         second = make_store()
-        assert isinstance(second, PostgresStore)
+        assert isinstance(second, PostgresDatabase)
         assert second.schema_version() == SCHEMA  # a second process migrates nothing
     with pytest.raises(NoSuchLog):
         store.load("nope")
@@ -217,15 +217,15 @@ def test_notifications_reach_every_listener(make_store: Make) -> None:
 
 
 def test_the_database_url_chooses_the_store(tmp_path: Path, postgres_url: str) -> None:
-    from app.main import open_store
+    from app.db.postgres import PostgresDatabase
+    from app.main import database_for
     from app.settings import Settings
-    from app.store.postgres import PostgresStore
 
-    sqlite = open_store(Settings(data=str(tmp_path)))
-    postgres = open_store(Settings(data=str(tmp_path), database_url=f" {postgres_url} "))
+    sqlite = database_for(Settings(data=str(tmp_path)))
+    postgres = database_for(Settings(data=str(tmp_path), database_url=f" {postgres_url} "))
     try:
-        assert isinstance(sqlite, SqliteStore) and sqlite.path == f"{tmp_path}/sessions.sqlite3"
-        assert isinstance(postgres, PostgresStore) and postgres.url == postgres_url
+        assert isinstance(sqlite, SqliteDatabase) and sqlite.path == f"{tmp_path}/sessions.sqlite3"
+        assert isinstance(postgres, PostgresDatabase) and postgres.url == postgres_url
     finally:
         sqlite.close()
         postgres.close()

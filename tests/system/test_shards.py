@@ -21,9 +21,9 @@ import psycopg
 import pytest
 
 from app.engine.program import CORRECT
+from support.oracle import Plain
+from support.shards import Cluster, cluster, start_app, wait_up
 from tests.classroom import shaped, truth, wrong
-from tests.oracle import Plain
-from tests.shards import Cluster, cluster, start_app, wait_up
 
 SKIP = {"id", "moments"}
 HIDDEN = {"program", "code", "preset", "toggles"}

@@ -17,7 +17,7 @@ from typing import IO
 
 import httpx
 
-from tests.conftest import free_port
+from support.serve import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
