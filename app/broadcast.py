@@ -22,6 +22,7 @@ from .quizzes import SelfStudy
 
 if TYPE_CHECKING:
     from .lectures import Lecture
+    from .polls import Poll
 
 # the whole Session as one event numbered like the newest, as the session in memory makes it
 Live = Callable[[], Awaitable[tuple[int, bytes]]]
@@ -69,6 +70,10 @@ class Broadcast(Protocol):
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
         """The question's tally (may read the database: call it off the event loop)."""
+
+    def poll_counts(self, lecture: Lecture, poll: Poll) -> tuple[list[dict[str, int]], int]:
+        """The votes on the class's prediction, per round by answer, and the followers
+        connected to other processes (may read the database: off the event loop)."""
 
     async def exists(self, lecture: Lecture, touch: Callable[[], Awaitable[object]]) -> bool:
         """Is the lecture's session still there (before a follower's stream starts)?
@@ -120,6 +125,9 @@ class Alone:
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
         return lecture.tally()
+
+    def poll_counts(self, lecture: Lecture, poll: Poll) -> tuple[list[dict[str, int]], int]:
+        return poll.counts(), 0
 
     async def exists(self, lecture: Lecture, touch: Callable[[], Awaitable[object]]) -> bool:
         try:

@@ -28,7 +28,9 @@ from .broadcast import Alone, Broadcast, Lectures
 from .db import Database, StoredLecture
 from .engine.program import preset_of
 from .fanout import END, KEEPALIVE, frame, newer, on_loop, release
+from .polls import BUG_PROMPT, Poll, Predicting
 from .quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
+from .records import Change
 from .sessions import Session
 from .timeline import Timeline
 
@@ -51,6 +53,7 @@ class Lecture:
     expires: float
     quiz: Quiz | None = None
     ballot: Ballot = field(default_factory=Ballot)
+    poll: Poll | None = None  # the class predicts the next line (issue 18; app/polls.py)
     followers: int = 0  # connected to this process
     # on the event loop only: the newest events, the followers waiting for the next one, the
     # keep-alive timer and how many times it has fired
@@ -93,7 +96,7 @@ def normal(code: str) -> str:
     return code.strip().upper().replace("-", "").replace(" ", "")
 
 
-class LectureHub:
+class LectureHub(Predicting):
     """Every running lecture, by code and by session; the fan-out to followers."""
 
     def __init__(
@@ -128,6 +131,9 @@ class LectureHub:
         quiz = Quiz(**stored.quiz) if stored.quiz else None
         lecture = Lecture(stored.code, stored.session, stored.seq, stored.losses, stored.expires)
         lecture.quiz, lecture.ballot.answers = quiz, dict(stored.answers)
+        if stored.poll is not None and stored.poll["kind"] != "bug":  # with its votes so far
+            votes = self.db.poll_votes(stored.code, stored.poll["n"])
+            lecture.poll = Poll.stored(stored.poll, votes)
         for seq, body in self.db.lecture_events(stored.code, stored.seq - RECENT):
             lecture.recent.append((seq, body.encode()))
         lecture.delivered = stored.seq
@@ -200,10 +206,13 @@ class LectureHub:
 
     # -- events ----------------------------------------------------------------------
 
-    def changed(self, session: Session) -> None:
-        """The SessionStore's hook: a change was saved, under the session's lock."""
+    def changed(self, session: Session, change: Change) -> None:
+        """The SessionStore's hook: a change was saved, under the session's lock. A line run
+        while the class predicts it reveals the prediction in the same event."""
         lecture = self.by_session.get(session.id)
         if lecture is not None and not lecture.ended:
+            if lecture.poll is not None and lecture.poll.open:
+                self._settle(lecture, change)
             self.publish(lecture, session.timeline)
 
     def view(self, lecture: Lecture, timeline: Timeline, since: int = 0) -> dict[str, Any]:
@@ -212,6 +221,7 @@ class LectureHub:
         if lecture.hidden:
             hide(data)
         data["quiz"] = lecture.quiz.public() if lecture.quiz else None
+        data["prediction"] = lecture.poll.public() if lecture.poll else None
         return data
 
     def whole(self, lecture: Lecture, timeline: Timeline) -> bytes:
@@ -331,9 +341,16 @@ class LectureHub:
 
     def ask(self, lecture: Lecture, choices: list[str], timeline: Timeline) -> None:
         """A new question (under the session's lock): followers lose sight of the program."""
+        self._predicting(lecture)
+        code = lecture.code
+        if lecture.hidden:  # replaced before its reveal: its answers go to the report as they are
+            self.db.poll_bug_closed(code, None)
         lecture.quiz = Quiz(list(dict.fromkeys(choices)))
         lecture.ballot.clear()
-        self.db.lecture_quiz(lecture.code, lecture.quiz.to_json())
+        self.db.lecture_quiz(code, lecture.quiz.to_json())
+        body = {"prompt": BUG_PROMPT, "choices": lecture.quiz.choices, "answer": None}
+        self.db.poll_ask(code, lecture.session_id, timeline.moment, "", "bug", body)
+        lecture.poll = None  # the newest question is this one
         self.publish(lecture, timeline)
 
     def reveal(self, lecture: Lecture, timeline: Timeline) -> None:
@@ -342,6 +359,7 @@ class LectureHub:
         lecture.quiz.revealed = True
         lecture.quiz.answer = preset_of(list(timeline.lab.program))
         self.db.lecture_quiz(lecture.code, lecture.quiz.to_json())
+        self.db.poll_bug_closed(lecture.code, lecture.quiz.answer)
         self.publish(lecture, timeline)
 
     def answer(self, lecture: Lecture, choice: str, voter: str | None) -> str:

@@ -26,7 +26,7 @@ from .relay import Relay
 from .sessions import LiveSessions, ServerFull, SessionBusy, UnknownSession
 from .settings import Settings
 from .timeline import MomentOutOfRange, TimelineError
-from .web import api, compression, docs, lectures, pages, predict, security
+from .web import api, compression, docs, lectures, pages, polls, predict, security
 from .web.deps import JSONResponse
 from .web.pool import HeavyPool, PoolFull
 
@@ -87,6 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(api.router)
     app.include_router(predict.router)
     app.include_router(lectures.router)
+    app.include_router(polls.router)
     app.include_router(pages.router)
     app.include_router(docs.router)
     app.mount("/static", compression.CompressedStatic(directory=settings.static_dir), name="static")

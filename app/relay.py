@@ -27,10 +27,12 @@ import anyio.to_thread
 
 from .broadcast import Lectures, Live
 from .db import Shared, SharedListener, StoredLecture
+from .polls import refreshed
 from .quizzes import Quiz
 
 if TYPE_CHECKING:
     from .lectures import Lecture
+    from .polls import Poll
 
 CHANNEL = "loop_stepper_lectures"
 HEARTBEAT = 5.0  # seconds between a process's follower counts; older than 3 of them: gone
@@ -105,10 +107,16 @@ class Relay:
     def tally(self, lecture: Lecture) -> dict[str, Any]:
         """Every process's answers (the database) and followers (their announcements)."""
         counts = self.db.lecture_counts(lecture.code)
+        return lecture.tally(counts, self._others(lecture))
+
+    def poll_counts(self, lecture: Lecture, poll: Poll) -> tuple[list[dict[str, int]], int]:
+        """Every process's votes (the database) and followers (their announcements)."""
+        return self.db.poll_counts(lecture.code, poll.n), self._others(lecture)
+
+    def _others(self, lecture: Lecture) -> int:
         fresh = time.monotonic() - 3 * HEARTBEAT
         heard = list(self.remote.get(lecture.code, {}).values())
-        others = sum(n for n, when in heard if when > fresh)
-        return lecture.tally(counts, others)
+        return sum(n for n, when in heard if when > fresh)
 
     # -- finding lectures in the database -------------------------------------------------
 
@@ -142,6 +150,7 @@ class Relay:
             return
         lecture.seq, lecture.losses = stored.seq, stored.losses
         lecture.quiz = Quiz(**stored.quiz) if stored.quiz else None
+        lecture.poll = refreshed(lecture.poll, stored.poll)
         lecture.full = None
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self._mark, stored.code)
@@ -228,6 +237,7 @@ class Relay:
             if quiz is not None and not quiz.revealed and (old is None or old.revealed):
                 lecture.ballot.clear()  # a new question: its answers start over
             lecture.quiz = quiz
+        lecture.poll = refreshed(lecture.poll, stored.poll)
         if stored.seq >= lecture.seq:
             lecture.seq, lecture.losses = stored.seq, stored.losses
         lecture.expires = stored.expires

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from .db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
 from .engine import LabState
-from .records import Setup
+from .records import Change, Setup
 from .timeline import Timeline
 
 T = TypeVar("T")
@@ -89,7 +89,7 @@ class LiveSessions:
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
         # hooks for lectures (app/lectures.py): a saved change, and a Session as answered
-        self.on_change: Callable[[Session], None] | None = None
+        self.on_change: Callable[[Session, Change], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
         self.on_load: Callable[[str], None] | None = None  # a session read back from the database
 
@@ -280,7 +280,7 @@ class LiveSessions:
             self._drop(session)
             raise
         if self.on_change is not None:
-            self.on_change(session)
+            self.on_change(session, change)
 
     def forget(self, session_id: str) -> None:
         """Drop this process's copy of a session another process claimed (its next request

@@ -12,7 +12,12 @@ the instructor's event loop, as this benchmark did at first). Measures:
    about 50 µs a follower on the event loop, then lands on the next line);
 2. from the instructor's answer arriving to the last follower receiving that line's event:
    p50, p99 (per line, the slowest follower);
-3. server memory per follower: RSS with N followers connected minus before, ÷ N.
+3. server memory per follower: RSS with N followers connected minus before, ÷ N;
+4. the class predicts (issue 18), ``--questions`` times: the instructor asks about the next
+   line, the N followers each vote once within ``--vote-seconds`` (each on a connection of its
+   own, as phones do) while the instructor's panel reads the counts every 50 ms; then all
+   votes must be counted, and the instructor's next line reveals the answer: from its answer
+   to each follower receiving that event, p99 over every follower and question.
 
 Prints a table of ratios and targets. Nothing is asserted: the numbers go in docs/benchmarks.md.
 """
@@ -96,6 +101,20 @@ class Class:
     async def arrived(self) -> list[dict[int, float]]:
         return [f.arrived for f in self.crowd]
 
+    async def vote(self, code: str, choice: Any, seconds: float) -> list[int]:
+        """Every follower votes once, spread evenly over ``seconds``: the statuses."""
+        n = len(self.crowd)
+
+        async def one(i: int) -> int:
+            await asyncio.sleep(seconds * i / n)
+            conn = await Connection.open(self.url)
+            body = json.dumps({"choice": choice, "voter": f"bench-voter-{i:05d}"})
+            status, _ = await conn.post_json(f"/api/lectures/{code}/predictions", body)
+            await conn.close()
+            return status
+
+        return list(await asyncio.gather(*(one(i) for i in range(n))))
+
     async def leave(self) -> None:
         for f in self.crowd:
             f.close()
@@ -133,8 +152,45 @@ class Remote:
         result: list[dict[int, float]] = await self.call("arrived")
         return result
 
+    async def vote(self, code: str, choice: Any, seconds: float) -> list[int]:
+        result: list[int] = await self.call("vote", code, choice, seconds)
+        return result
+
     async def leave(self) -> None:
         await self.call("leave")
+
+
+async def predicting(
+    conn: Connection, sid: str, code: str, room: Class | Remote, followers: int, seconds: float
+) -> tuple[list[float], list[float], int, int]:
+    """One question put to the class: the count view's latencies while the class votes, each
+    follower's delay for the reveal, votes not counted, reveals missing."""
+    status, body = await conn.request("POST", f"/api/sessions/{sid}/lecture/question")
+    assert status == 201, (status, body)
+    question = json.loads(body)["question"]
+    first = question["choices"][0]["id"]
+    choice = [first] if question["multiple"] else first
+    voting = asyncio.ensure_future(room.vote(code, choice, seconds))
+    views = []
+    while not voting.done():
+        t0 = time.perf_counter()
+        status, _ = await conn.request("GET", f"/api/sessions/{sid}/lecture/question")
+        views.append(time.perf_counter() - t0)
+        assert status == 200, status
+        await asyncio.sleep(0.05)
+    statuses = await voting
+    assert statuses == [200] * followers, sorted(set(statuses))
+    status, body = await conn.request("GET", f"/api/sessions/{sid}/lecture/question")
+    uncounted = followers - json.loads(body)["rounds"][0]["answers"]
+    start = max(max((await room.arrived())[0]), 0)
+    await asyncio.sleep(0.2)
+    status, _ = await conn.request("POST", f"/api/sessions/{sid}/next?since=100000")
+    answered = time.perf_counter()
+    assert status == 200, status
+    await asyncio.sleep(1.0)
+    got = [f.get(start + 1) for f in await room.arrived()]
+    delays = [a - answered for a in got if a is not None]
+    return views, delays, uncounted, followers - len(delays)
 
 
 async def instructor_lines(
@@ -153,7 +209,14 @@ async def instructor_lines(
 
 
 async def bench(
-    url: str, pid: int, followers: int, lines: int, interval: float, room: Class | Remote
+    url: str,
+    pid: int,
+    followers: int,
+    lines: int,
+    interval: float,
+    room: Class | Remote,
+    questions: int = 3,
+    vote_seconds: float = 2.0,
 ) -> dict[str, float]:
     conn = await Connection.open(url)
     conn.writer.write(
@@ -191,6 +254,13 @@ async def bench(
 
     paced, delays, missing = await watched(interval)
     fast, fast_delays, fast_missing = await watched(0)
+    views, reveals, uncounted, unrevealed = [], [], 0, 0
+    for _ in range(questions):
+        v, r, u, m = await predicting(conn, sid, code, room, followers, vote_seconds)
+        views += v
+        reveals += r
+        uncounted += u
+        unrevealed += m
     await room.leave()
     await conn.close()
 
@@ -207,6 +277,12 @@ async def bench(
         "fast_fan_p99": pct(fast_delays, 0.99),
         "missing": missing + fast_missing,
         "kb_per_follower": (after - before) / followers,
+        "view_p99": pct(views, 0.99),
+        "view_p50": pct(views, 0.5),
+        "reveal_p50": pct(reveals, 0.5),
+        "reveal_p99": pct(reveals, 0.99),
+        "uncounted": uncounted,
+        "unrevealed": unrevealed,
     }
 
 
@@ -221,11 +297,17 @@ def main() -> None:
     parser.add_argument(
         "--one-process", action="store_true", help="followers in the instructor's event loop"
     )
+    parser.add_argument("--questions", type=int, default=3, help="questions put to the class")
+    parser.add_argument("--vote-seconds", type=float, default=2.0, help="s the class votes in")
     args = parser.parse_args()
+    more = (args.questions, args.vote_seconds)
     env = {"LOOP_STEPPER_MAX_SESSIONS": "5000", "MALLOC_ARENA_MAX": "2"}
     with server_process(env) as (url, pid):
         if args.one_process:
-            r = asyncio.run(bench(url, pid, args.followers, args.lines, args.interval, Class(url)))
+            local = Class(url)
+            r = asyncio.run(
+                bench(url, pid, args.followers, args.lines, args.interval, local, *more)
+            )
         else:
             mine, theirs = multiprocessing.get_context("spawn").Pipe()
             room = multiprocessing.get_context("spawn").Process(
@@ -234,7 +316,9 @@ def main() -> None:
             room.start()
             try:
                 remote = Remote(mine)
-                r = asyncio.run(bench(url, pid, args.followers, args.lines, args.interval, remote))
+                r = asyncio.run(
+                    bench(url, pid, args.followers, args.lines, args.interval, remote, *more)
+                )
             finally:
                 room.join(10)
     n = args.followers
@@ -263,6 +347,26 @@ def main() -> None:
             f"{r['kb_per_follower']:.1f} KB",
             r["kb_per_follower"] / 50,
             "≤ 50 KB",
+        ),
+        (
+            f"the class predicts: {n} votes within {args.vote_seconds} s, {args.questions} "
+            "questions; votes not counted",
+            f"{r['uncounted']:.0f}",
+            r["uncounted"],
+            "0",
+        ),
+        (
+            "the instructor's count view while the class votes (GET …/lecture/question)",
+            f"p50 {r['view_p50'] * 1e3:.1f} ms, p99 {r['view_p99'] * 1e3:.1f} ms",
+            r["view_p99"] / 0.1,
+            "p99 ≤ 100 ms",
+        ),
+        (
+            f"the reveal (the instructor's next line) → each of {n} followers",
+            f"p50 {r['reveal_p50'] * 1e3:.1f} ms, p99 {r['reveal_p99'] * 1e3:.1f} ms; "
+            f"{r['unrevealed']:.0f} missing",
+            r["reveal_p99"] / 0.2,
+            "p99 ≤ 200 ms, none missing",
         ),
     ]
     head = ("measure", "measured", "ratio", "target")

@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from .polls import PollTables
 from .sql import Cursor, dumps
 
 EVENTS_KEPT = 200  # a lecture's newest events kept for followers that resume
@@ -25,9 +26,10 @@ class StoredLecture:
     expires: float
     quiz: dict[str, Any] | None
     answers: dict[str, str]  # voter -> choice
+    poll: dict[str, Any] | None = None  # the newest question put to the class (issue 18)
 
 
-class LectureTables:
+class LectureTables(PollTables):
     clock: Callable[[], float]
 
     @abstractmethod
@@ -48,13 +50,17 @@ class LectureTables:
         for code, voter, choice in answers:
             votes.setdefault(code, {})[voter] = choice
         return [
-            StoredLecture(c, s, q, n, e, None if z is None else json.loads(z), votes.get(c, {}))
+            StoredLecture(
+                *(c, s, q, n, e, None if z is None else json.loads(z), votes.get(c, {})),
+                self.poll_of(c),
+            )
             for c, s, q, n, e, z in rows
         ]
 
     def add_lecture(self, code: str, session_id: str, expires: float) -> None:
         with self._tx() as db:
             db.execute("DELETE FROM lectures WHERE expires <= ?", (self.clock(),))
+            self._poll_forget(db, session_id)
             db.execute(
                 "INSERT INTO lectures (code, session, expires) VALUES (?, ?, ?)",
                 (code, session_id, expires),
@@ -64,6 +70,8 @@ class LectureTables:
         with self._tx() as db:
             for table in ("lectures", "lecture_events", "lecture_answers"):
                 db.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
+            # its questions stay (the report outlives the lecture), closed
+            db.execute("UPDATE lecture_questions SET open = 0 WHERE code = ?", (code,))
 
     def lecture_event(self, code: str, seq: int, losses: int, body: str) -> None:
         """One event, and the lecture's newest number (Last-Event-ID after a restart)."""

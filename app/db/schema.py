@@ -76,6 +76,28 @@ MIGRATIONS = {
         code TEXT PRIMARY KEY, seq {int} NOT NULL, body TEXT NOT NULL
     ){keyed};
     """,
+    # the class predicts (issue 18): every question put to a lecture's class (the line's
+    # prediction, and the "which bug" quiz as kind 'bug'), each round's votes; the report is
+    # read from these. One self-contained step: renumber it freely when merging.
+    5: """
+    CREATE TABLE lecture_questions (
+        code TEXT NOT NULL,
+        n {int} NOT NULL,
+        session TEXT NOT NULL,
+        moment {int} NOT NULL,
+        line TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        round {int} NOT NULL DEFAULT 1,
+        open INTEGER NOT NULL DEFAULT 1,
+        body TEXT NOT NULL,
+        PRIMARY KEY (code, n)
+    ){keyed};
+    CREATE INDEX lecture_questions_session ON lecture_questions (session);
+    CREATE TABLE lecture_votes (
+        code TEXT NOT NULL, n {int} NOT NULL, round {int} NOT NULL, voter TEXT NOT NULL,
+        choice TEXT NOT NULL, PRIMARY KEY (code, n, round, voter)
+    ){keyed};
+    """,
 }
 SCHEMA = max(MIGRATIONS)
 

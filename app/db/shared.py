@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from .lectures import LectureTables, StoredLecture
 from .sql import Cursor
@@ -38,6 +38,8 @@ class Shared(Protocol):
     def lecture_full(self, code: str) -> tuple[int, str] | None: ...
     def lecture_set_full(self, code: str, seq: int, full: str) -> None: ...
     def lecture_counts(self, code: str) -> dict[str, int]: ...
+    def poll_of(self, code: str) -> dict[str, Any] | None: ...
+    def poll_counts(self, code: str, n: int) -> list[dict[str, int]]: ...
     def self_quiz_of(self, session_id: str) -> tuple[str, bool] | None: ...
     def notify(self, channel: str, payload: str) -> None: ...
     def listen(self, channel: str, callback: Callable[[str], None]) -> SharedListener: ...
@@ -64,14 +66,19 @@ class SharedLectures(LectureTables):
         """A running lecture by its code (without its answers: ``lecture_counts``)."""
         with self._read() as db:
             row = db.execute(f"SELECT {COLUMNS} FROM lectures WHERE code = ?", (code,)).fetchone()
-        return _lecture(row)
+        return self._with_poll(_lecture(row))
+
+    def _with_poll(self, stored: StoredLecture | None) -> StoredLecture | None:
+        if stored is not None:
+            stored.poll = self.poll_of(stored.code)
+        return stored
 
     def lecture_of(self, session_id: str) -> StoredLecture | None:
         with self._read() as db:
             row = db.execute(
                 f"SELECT {COLUMNS} FROM lectures WHERE session = ?", (session_id,)
             ).fetchone()
-        return _lecture(row)
+        return self._with_poll(_lecture(row))
 
     def lecture_publish(
         self, code: str, seq: int, losses: int, body: str, full: str, notice: tuple[str, str]

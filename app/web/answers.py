@@ -199,3 +199,26 @@ class Output(BaseModel):
     line: dict[str, list[Number]] | None = Field(None, description="neuron: x and w·x + b")
     extent: list[float] | None = Field(None, description="moons: x0, x1, y0, y1 of the grid")
     p: list[list[Number]] | None = Field(None, description="moons: P(class 1), rows bottom-up")
+
+
+# Predict first (issue 17): the question about the line at the cursor, asked before it runs
+Kind = Literal["writes", "grad", "loss", "raises"]
+ChoiceValue = Number | Literal["error"] | None
+
+
+class ChoiceOut(BaseModel):
+    id: str
+    text: str
+    value: ChoiceValue = Field(
+        None, description='grad questions: the number, null (None) or "error" (it raises)'
+    )
+
+
+class QuestionOut(BaseModel):
+    line: Entry = Field(description="the program entry at the cursor, before it runs")
+    kind: Kind
+    prompt: str
+    choices: list[ChoiceOut]
+    multiple: bool = Field(description="true: choose a list of ids (writes)")
+    param: str | None = Field(None, description="grad: the parameter asked about")
+    index: int | None = Field(None, description="grad: the flat index of its element")

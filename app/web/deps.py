@@ -14,7 +14,8 @@ import pydantic_core
 from fastapi import Depends, Query, Request, Response
 
 from ..db import NotOwner
-from ..lectures import LectureHub
+from ..lectures import Lecture, LectureHub
+from ..quizzes import LectureConflict
 from ..sessions import LiveSessions, SessionBusy
 from ..sessions import Session as LiveSession
 from ..timeline import Timeline
@@ -166,3 +167,19 @@ async def get_hub(request: Request) -> LectureHub:
 
 
 Hub = Annotated[LectureHub, Depends(get_hub)]
+
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": Problem, "description": "no such lecture (or it ended)"},
+}
+QUIZ_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    409: {"model": Problem, "description": "no lecture, or no question, on this session"},
+}
+
+
+def lecture_of(hub: LectureHub, session_id: str) -> Lecture:
+    lecture = hub.of_session(session_id)
+    if lecture is None:
+        raise LectureConflict("this session has no lecture: POST …/lecture starts one")
+    return lecture

@@ -20,9 +20,9 @@ from ..quizzes import LectureConflict
 from ..sessions import LiveSessions
 from ..timeline import Timeline
 from .answers import Problem, SessionOut
-from .deps import ERRORS, Hub, SessionTarget, Target, as_json
+from .deps import ERRORS, NOT_FOUND, QUIZ_ERRORS, Hub, SessionTarget, Target, as_json, lecture_of
 from .pool import HeavyPool
-from .schemas import Body
+from .schemas import Body, Voter
 
 router = APIRouter(prefix="/api", tags=["lectures"])
 
@@ -35,10 +35,35 @@ PresetName = Literal[
     "backward_twice_retain",
     "zeros",
 ]
+
+
+class PredictionRound(BaseModel):
+    answers: int
+    correct: int
+
+
+class Prediction(BaseModel):
+    """The question about the instructor's next line, put to the class (issue 18)."""
+
+    line: str
+    kind: str
+    prompt: str
+    choices: list[dict[str, Any]] = Field(description="once revealed with each misconception")
+    multiple: bool
+    param: str | None = None
+    index: int | None = None
+    round: int
+    open: bool
+    answer: list[str] | None = Field(None, description="only once revealed")
+    explanation: str | None = Field(None, description="only once revealed")
+    rounds: list[PredictionRound] | None = Field(None, description="only once revealed")
+
+
 # the Session without its id: the id drives a session, and followers must never see it
 FollowerSession: Any = create_model(
     "FollowerSession",
     **{n: (f.annotation, f) for n, f in SessionOut.model_fields.items() if n != "id"},  # type: ignore[call-overload]
+    prediction=(Prediction | None, Field(None, description="the class predicts the next line")),
 )
 
 
@@ -60,9 +85,6 @@ class TallyOut(BaseModel):
     explanation: str | None
 
 
-Voter = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
-
-
 class AnswerBody(Body):
     choice: str = Field(max_length=50)
     voter: Voter | None = None
@@ -80,22 +102,6 @@ class SelfAnswerOut(BaseModel):
     correct: bool
     preset: str
     explanation: str
-
-
-NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    404: {"model": Problem, "description": "no such lecture (or it ended)"},
-}
-QUIZ_ERRORS: dict[int | str, dict[str, Any]] = {
-    **ERRORS,
-    409: {"model": Problem, "description": "no lecture, or no question, on this session"},
-}
-
-
-def lecture_of(hub: LectureHub, session_id: str) -> Lecture:
-    lecture = hub.of_session(session_id)
-    if lecture is None:
-        raise LectureConflict("this session has no lecture: POST …/lecture starts one")
-    return lecture
 
 
 def watching(lecture: Lecture, request: Request) -> SessionTarget:
@@ -246,7 +252,7 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
     its answer goes out), never through the instructor's session: no lock, no queue, so a class
     forking at once waits for nothing but the heavy-work pool, and the instructor for nothing."""
     lecture = hub.find(code)
-    if lecture.hidden:
+    if lecture.hidden or (lecture.poll is not None and lecture.poll.open):
         raise LectureConflict("not during a question: try it yourself once it is revealed")
     sessions: LiveSessions = request.app.state.sessions
     pool: HeavyPool = request.app.state.pool

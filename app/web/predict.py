@@ -10,31 +10,11 @@ from pydantic import BaseModel, Field
 
 from .. import explanations, predictions
 from ..timeline import Timeline
-from .answers import SessionOut
+from .answers import ChoiceOut, QuestionOut, SessionOut
 from .deps import ERRORS, Call, Target
 from .schemas import Body, Entry, Number
 
 router = APIRouter(prefix="/api")
-Kind = Literal["writes", "grad", "loss", "raises"]
-ChoiceValue = Number | Literal["error"] | None
-
-
-class ChoiceOut(BaseModel):
-    id: str
-    text: str
-    value: ChoiceValue = Field(
-        None, description='grad questions: the number, null (None) or "error" (it raises)'
-    )
-
-
-class QuestionOut(BaseModel):
-    line: Entry = Field(description="the program entry at the cursor, before it runs")
-    kind: Kind
-    prompt: str
-    choices: list[ChoiceOut]
-    multiple: bool = Field(description="true: choose a list of ids (writes)")
-    param: str | None = Field(None, description="grad: the parameter asked about")
-    index: int | None = Field(None, description="grad: the flat index of its element")
 
 
 class PredictBody(Body):

@@ -213,3 +213,7 @@ class PresetOut(BaseModel):
     program: list[Entry]
     explanation: str
     setup: dict[str, Any] = Field(description="what a session needs for the bug to show")
+
+
+# a follower who answers a question: the id the server gave it (kept by the page)
+Voter = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]

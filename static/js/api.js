@@ -187,5 +187,12 @@ export const api = {
   answer: (code, choice, voter) =>
     call("POST", `api/lectures/${encodeURIComponent(code)}/answers`, voter ? { choice, voter } : { choice }),
   fork: (code) => call("POST", `api/lectures/${encodeURIComponent(code)}/fork`, undefined, true),
+  // the class predicts the next line (issue 18): the instructor asks, the followers vote
+  askClass: (id) => call("POST", `${session(id)}/lecture/question`),
+  classCounts: (id) => call("GET", `${session(id)}/lecture/question`),
+  voteAgain: (id) => call("POST", `${session(id)}/lecture/question/again`),
+  predictVote: (code, choice, voter) =>
+    call("POST", `api/lectures/${encodeURIComponent(code)}/predictions`, voter ? { choice, voter } : { choice }),
+  reportUrl: (id) => `${session(id)}/lecture/report`,
   eventsUrl: (code) => `${paths.root}api/lectures/${encodeURIComponent(code)}/events`,
 };

@@ -7,6 +7,7 @@
 
 import { api, ApiError, BUSY_WORDS, onBusy, paths } from "./api.js";
 import { storeId } from "./state.js";
+import { createPrediction } from "./views/prediction.js";
 import { createQuestion } from "./views/question.js";
 import { createWatch } from "./views/watch.js";
 
@@ -46,6 +47,10 @@ function follow() {
     const { voter } = await api.answer(code, choice, localStorage.getItem(voterKey));
     localStorage.setItem(voterKey, voter);
   });
+  const prediction = createPrediction($("prediction"), async (choice) => {
+    const { voter } = await api.predictVote(code, choice, localStorage.getItem(voterKey));
+    localStorage.setItem(voterKey, voter);
+  });
   let history = [];
   let session = null;
   let events = 0;
@@ -65,7 +70,8 @@ function follow() {
     session = next;
     render(session);
     question.render(session.quiz);
-    $("fork").disabled = Boolean(session.quiz && !session.quiz.revealed);
+    prediction.render(session.prediction ?? null);
+    $("fork").disabled = Boolean(session.quiz && !session.quiz.revealed) || Boolean(session.prediction?.open);
     events += 1;
     document.body.dataset.events = String(events);
     document.body.dataset.ready = "1";

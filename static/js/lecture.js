@@ -5,11 +5,13 @@
 
 import { api, ApiError } from "./api.js";
 import { catalogue } from "./catalogue.js";
+import { renderPoll } from "./views/poll.js";
 
 const $ = (id) => document.getElementById(id);
 const start = $("lecture-start");
 const panel = $("lecture");
 const TALLY_EVERY = 2000; // ms: the tally and follower count (the instructor's page only)
+const VOTES_EVERY = 700; // ms: the live bars while the class predicts
 let lectureOf = null; // the session id the lecture follows
 let timer = null;
 
@@ -58,6 +60,7 @@ async function refresh() {
     $("lecture-followers").textContent = String(t.followers);
     await tally(t);
     $("quiz-reveal").disabled = !Object.keys(t.choices).length || t.revealed;
+    await votes();
     // a new setup makes a new session; the lecture stays with the one it started on
     problem(current()?.id === lectureOf ? null : {
       message: "This page now drives a new session (the setup changed); the class still sees the old one. End the lecture and start it again.",
@@ -69,7 +72,24 @@ async function refresh() {
   }
 }
 
+/** The class's prediction: its bars (none asked yet: hidden). */
+async function votes() {
+  let view = null;
+  try {
+    view = await api.classCounts(lectureOf);
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 409) throw error;
+  }
+  renderPoll($("poll"), view);
+  $("predict-again").disabled = !view?.open || view.round >= 2;
+  $("predict-ask").disabled = Boolean(view?.open);
+  clearTimeout(fast);
+  if (view?.open) fast = setTimeout(() => votes().catch(problem), VOTES_EVERY);
+}
+let fast = null;
+
 function stop(text) {
+  clearTimeout(fast);
   clearInterval(timer);
   timer = null;
   lectureOf = null;
@@ -91,6 +111,7 @@ async function begin() {
     const join = absolute("join");
     $("lecture-join-url").href = join;
     $("lecture-join-url").textContent = join;
+    $("lecture-report").href = api.reportUrl(session.id);
     await qr(link);
     await choices();
     panel.hidden = false;
@@ -159,3 +180,31 @@ $("quiz-reveal").addEventListener("click", async () => {
     problem(error);
   }
 });
+
+$("predict-ask").addEventListener("click", async () => {
+  try {
+    renderPoll($("poll"), await api.askClass(lectureOf));
+    problem(null);
+    await votes();
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    problem(error);
+  }
+});
+
+$("predict-again").addEventListener("click", async () => {
+  try {
+    renderPoll($("poll"), await api.voteAgain(lectureOf));
+    await votes();
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    problem(error);
+  }
+});
+
+// the instructor's next line reveals the answer (the server closes it): show it right away
+for (const id of ["next", "run"]) {
+  $(id)?.addEventListener("click", () => {
+    if (lectureOf) setTimeout(() => votes().catch(problem), 400);
+  });
+}

@@ -88,3 +88,31 @@ def test_timeline_controls(audited: Page) -> None:
     page.get_by_role("textbox", name="Link to this moment").wait_for()
     page.wait_for_timeout(300)
     assert violations(page) == []
+
+
+def test_the_class_predicting(audited: Page) -> None:
+    """Issue 18: the instructor's panel with the class's bars, a follower voting, then the
+    revealed answer on both."""
+    page = audited
+    page.goto("/")
+    page.wait_for_selector("body[data-ready='1']")
+    page.get_by_role("button", name="Start a lecture").click()
+    page.wait_for_function(
+        "/^[2-9A-Z]{7}$/.test(document.getElementById('lecture-code').textContent)"
+    )
+    code = page.locator("#lecture-code").inner_text()
+    page.get_by_role("button", name="Ask the class").click()
+    page.locator("#poll .tally-row").first.wait_for()
+    follower = page.context.new_page()
+    follower.goto(f"/l/{code}")
+    follower.locator("#prediction .choice").first.click()
+    if follower.locator("#prediction .prediction-send").is_visible():
+        follower.locator("#prediction .prediction-send").click()
+    follower.locator("#prediction .verdict", has_text="Your answer").wait_for()
+    assert violations(follower) == []
+    assert violations(page) == []
+    page.get_by_role("button", name="Next line").click()
+    follower.locator("#prediction .verdict", has_text="Answer:").wait_for()
+    page.locator("#poll .poll-state", has_text="Answer shown").wait_for()
+    assert violations(follower) == []
+    assert violations(page) == []

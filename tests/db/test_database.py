@@ -61,7 +61,7 @@ def test_a_log_reads_back_as_written(make_db: Make, tmp_path: Path) -> None:
         from app.db.postgres import PostgresDatabase  # psycopg: only where it is used
 
         assert isinstance(store, PostgresDatabase)
-        assert store.schema_version() == SCHEMA == 4
+        assert store.schema_version() == SCHEMA == 5
         second = make_db()
         assert isinstance(second, PostgresDatabase)
         assert second.schema_version() == SCHEMA  # a second process migrates nothing
@@ -231,3 +231,43 @@ def test_the_database_url_chooses_the_store(tmp_path: Path, postgres_url: str) -
         postgres.close()
     with pytest.raises(ValidationError, match="database_url is a postgresql:// URL"):
         Settings(database_url="mysql://db/sessions")
+
+
+def test_a_class_question_takes_votes_only_while_its_round_is_open(make_db: Make) -> None:
+    """Issue 18's tables on both dialects: a vote is taken only in the open round (an INSERT
+    that checks), replaced by the same voter's next; the counts per round; a "which bug"
+    question keeps its answers when it closes; the report outlives the lecture, and a new
+    lecture on the session starts a new one."""
+    store = make_db()
+    session(store, "s")
+    store.add_lecture("CODE234", "s", 1e12)
+    body = {"question": {"prompt": "?"}, "answer": ["no"], "explanation": "", "choices": []}
+    n = store.poll_ask("CODE234", "s", 3, "backward", "raises", body)
+    assert n == 1 and store.poll_of("CODE234") == {
+        "n": 1, "moment": 3, "line": "backward", "kind": "raises", "round": 1, "open": True,
+        "body": body,
+    }  # fmt: skip
+    assert store.poll_vote("CODE234", 1, 1, "v1", "yes")
+    assert store.poll_vote("CODE234", 1, 1, "v1", "no")  # replaces
+    assert store.poll_vote("CODE234", 1, 1, "v2", "no")
+    assert not store.poll_vote("CODE234", 1, 2, "v3", "no")  # round 2 is not open yet
+    store.poll_update("CODE234", 1, 2, True, body)
+    assert not store.poll_vote("CODE234", 1, 1, "v3", "no")  # round 1 is over
+    assert store.poll_vote("CODE234", 1, 2, "v1", "no")
+    assert store.poll_counts("CODE234", 1) == [{"no": 2}, {"no": 1}]
+    assert store.poll_votes("CODE234", 1) == [{"v1": "no", "v2": "no"}, {"v1": "no"}]
+    store.poll_update("CODE234", 1, 2, False, body)
+    assert not store.poll_vote("CODE234", 1, 2, "v2", "no")  # revealed
+    store.poll_ask("CODE234", "s", 4, "", "bug", {"prompt": "Which bug is this?", "answer": None})
+    store.lecture_answer("CODE234", "v1", "zeros")
+    store.lecture_answer("CODE234", "v2", "correct")
+    store.poll_bug_closed("CODE234", "zeros")
+    store.end_lecture("CODE234")
+    rows = store.poll_report("s")
+    assert [(r["n"], r["kind"], r["open"], r["rounds"]) for r in rows] == [
+        (1, "raises", False, [{"no": 2}, {"no": 1}]),
+        (2, "bug", False, [{"zeros": 1, "correct": 1}]),
+    ]
+    assert rows[1]["body"]["answer"] == "zeros"
+    store.add_lecture("CODE567", "s", 1e12)
+    assert store.poll_report("s") == []

@@ -21,6 +21,7 @@ import psycopg
 import pytest
 
 from app.engine.program import CORRECT
+from support.classroom import shaped, truth, wrong
 from support.oracle import Plain
 from support.shards import Cluster, cluster, start_app, wait_up
 
@@ -142,18 +143,22 @@ class Follower(threading.Thread):
             self.ready.set()
 
 
+def code_elsewhere(c: httpx.Client, sid: str, instructor: str) -> str:
+    """A lecture on ``sid`` whose join code nginx sends to the other process than the
+    instructor's (codes are random: a few tries)."""
+    for _ in range(30):
+        code: str = c.post(f"/api/sessions/{sid}/lecture").json()["code"]
+        if c.get(f"/api/lectures/{code}").headers["x-served-by"] != instructor:
+            return code
+        assert c.delete(f"/api/sessions/{sid}/lecture").status_code == 204
+    raise AssertionError("30 codes, all routed to the instructor's process")
+
+
 def test_a_lecture_reaches_followers_on_the_other_process(shards: Cluster) -> None:
     with httpx.Client(base_url=shards.url, timeout=30) as c:
         sid = c.post("/api/sessions", json={"scenario": "neuron"}).json()["id"]
         instructor = owner(c, sid)
-        # a join code whose followers nginx sends to the other process (codes are random)
-        for _ in range(30):
-            code = c.post(f"/api/sessions/{sid}/lecture").json()["code"]
-            if c.get(f"/api/lectures/{code}").headers["x-served-by"] != instructor:
-                break
-            assert c.delete(f"/api/sessions/{sid}/lecture").status_code == 204
-        else:
-            raise AssertionError("30 codes, all routed to the instructor's process")
+        code = code_elsewhere(c, sid, instructor)
         other = "b" if instructor == "a" else "a"
         # three followers through nginx (on the other process), one on the instructor's own
         followers = [Follower(shards.url, code) for _ in range(3)]
@@ -226,7 +231,7 @@ def test_a_lecture_reaches_followers_on_the_other_process(shards: Cluster) -> No
             last = answer
             hidden = HIDDEN if quiz is not None and not quiz["revealed"] else set()
             assert not hidden & set(seen[0])
-            drop = SKIP | hidden | {"quiz"}
+            drop = SKIP | hidden | {"quiz", "prediction"}
             assert {k: v for k, v in seen[0].items() if k not in drop} == {
                 k: v for k, v in answer.items() if k not in drop
             }, i
@@ -355,3 +360,65 @@ def test_kill_9_of_one_process_under_load(shards: Cluster) -> None:
             # the survivor let its copy go: asked directly, it replays the same moment
             direct = httpx.get(f"{shards.app(survivor).url}/api/sessions/{sid}", timeout=30)
             assert direct.json() == r.json(), sid
+
+
+def test_the_class_predicts_with_votes_on_both_processes(shards: Cluster) -> None:
+    """Issue 18 on two processes: followers on both vote, the instructor's counts (read on
+    its own process) include both, the reveal reaches the other process's followers, and a
+    late vote there is refused by the store even before that process hears of the reveal."""
+    setup = {"scenario": "neuron"}
+    with httpx.Client(base_url=shards.url, timeout=30) as c:
+        sid = c.post("/api/sessions", json=setup).json()["id"]
+        instructor = owner(c, sid)
+        other = "b" if instructor == "a" else "a"
+        code = code_elsewhere(c, sid, instructor)
+        here = httpx.Client(base_url=shards.app(instructor).url, timeout=30)
+        followers = [Follower(shards.url, code), Follower(here.base_url.__str__(), code)]
+        for f in followers:
+            f.start()
+        for f in followers:
+            assert f.ready.wait(20) and f.error is None, f.error
+        assert [f.served_by for f in followers] == [other, instructor]
+        for _ in range(3):
+            assert c.post(f"/api/sessions/{sid}/next").status_code == 200
+        asked = c.post(f"/api/sessions/{sid}/lecture/question")
+        assert asked.status_code == 201 and asked.headers["x-served-by"] == instructor
+        q = asked.json()["question"]
+        right = truth(c, setup, 3, q)
+        mine, theirs = shaped(q, right), wrong(q, right)
+        # two votes on each process (the other process may not have heard of it yet: the
+        # store has, and the vote reads it there)
+        for i, (client, choice) in enumerate([(c, mine), (c, theirs), (here, mine), (here, mine)]):
+            r = client.post(
+                f"/api/lectures/{code}/predictions",
+                json={"choice": choice, "voter": f"voter-{i:03d}"},
+            )
+            assert r.status_code == 200, r.text
+            assert r.headers["x-served-by"] == (other if client is c else instructor)
+        live = c.get(f"/api/sessions/{sid}/lecture/question")
+        assert live.headers["x-served-by"] == instructor
+        assert live.json()["rounds"][0]["answers"] == 4
+        assert c.post(f"/api/sessions/{sid}/lecture/question/again").status_code == 200
+        for i in range(4):  # round 2: everyone right, half of them through the other process
+            client = c if i % 2 else here
+            vote = {"choice": mine, "voter": f"voter-{i:03d}"}
+            assert client.post(f"/api/lectures/{code}/predictions", json=vote).status_code == 200
+        rounds = c.get(f"/api/sessions/{sid}/lecture/question").json()["rounds"]
+        assert [r["answers"] for r in rounds] == [4, 4]
+        assert c.post(f"/api/sessions/{sid}/next").status_code == 200  # reveals
+        late = c.post(f"/api/lectures/{code}/predictions", json={"choice": mine})
+        assert late.status_code == 409 and late.headers["x-served-by"] == other
+        want = 3 + 1 + 1 + 1 + 1  # the whole, 3 lines, asked, again, the revealing line
+        deadline = time.monotonic() + 20
+        while any(len(f.events) < want for f in followers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for f in followers:
+            seen = f.events[want - 1][1]["prediction"]
+            assert seen["open"] is False and seen["answer"] == right, f.served_by
+            assert seen["rounds"] == [{"answers": 4, "correct": 3}, {"answers": 4, "correct": 4}]
+            opened = [e["prediction"] for _, e in f.events[4:6]]
+            assert all(p["open"] and "answer" not in p for p in opened)
+        rows = c.get(f"/api/sessions/{sid}/lecture/report").text.splitlines()
+        assert rows[1].endswith(",4,3,4,4") and rows[1].startswith("3,backward,")
+        here.close()
+        assert c.delete(f"/api/sessions/{sid}/lecture").status_code == 204

@@ -19,7 +19,7 @@ from app.quizzes import BURST, HIDDEN, MAX_VOTERS
 from app.settings import Settings
 from support.serve import schema_url, serve
 
-FOLLOWER_SKIP = {"id", "quiz"}
+FOLLOWER_SKIP = {"id", "quiz", "prediction"}
 
 
 def new(client: httpx.Client, **body: Any) -> dict[str, Any]:
