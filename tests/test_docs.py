@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,8 +161,18 @@ def _portable(text: str) -> str:
     return text.replace(str(Path.home()), "~")
 
 
+# Defaults computed from the machine, as the docs name them: a cell naming the expression shows
+# the default when the expression gives it here (a 2-core laptop and a 64-core server alike).
+MACHINE_DEFAULTS: dict[str, Callable[[], object]] = {
+    "os.cpu_count()": lambda: os.cpu_count() or 1,
+}
+
+
 def default_shown(default: object, cell: str) -> bool:
     """Whether a documented default cell says the field's default."""
+    named = [f() for expression, f in MACHINE_DEFAULTS.items() if f"`{expression}`" in cell]
+    if named:
+        return default in named
     if isinstance(default, bool):
         return str(default).lower() in cell.lower()
     if isinstance(default, int | float):
@@ -206,6 +216,14 @@ def test_every_row_of_the_table_is_a_setting() -> None:
     known = {env for name, f in Settings.model_fields.items() for env in env_names(name, f)}
     stale = sorted(set(settings_table()) - known)
     assert not stale, f"docs/deploy.md documents settings app/settings.py does not have: {stale}"
+
+
+def test_a_machine_default_is_checked_on_this_machine() -> None:
+    """A cell naming `os.cpu_count()` shows a default of this machine's count, and no other."""
+    cores = os.cpu_count() or 1
+    assert default_shown(cores, "`os.cpu_count()`: one a core")
+    assert not default_shown(cores + 1, "`os.cpu_count()`: one a core")
+    assert not default_shown(cores, f"{cores + 3}")  # a number written in is not the rule
 
 
 # -- the links -----------------------------------------------------------------------------
