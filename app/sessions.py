@@ -55,13 +55,13 @@ class Session:
 
 
 class Journal:
-    """The store as one timeline sees it: where its older checkpoints are read back from."""
+    """The store as one timeline sees it: where its older keyframes are read back from."""
 
     def __init__(self, store: Store, session_id: str) -> None:
         self.store, self.session_id = store, session_id
 
-    def checkpoint(self, seq: int) -> LabState:
-        return self.store.checkpoint(self.session_id, seq)
+    def keyframe(self, seq: int) -> LabState:
+        return self.store.keyframe(self.session_id, seq)
 
 
 def new_id() -> str:

@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     retain_days: float = 7.0  # a session idle this long is deleted from the store
     snapshot_days: float = 365.0  # how long a shared snapshot lives
     store_max_sessions: int = 20_000  # logs (sessions and snapshots) in the store
-    store_max_bytes: int = 2 * 1024**3  # their events and checkpoints; oldest idle go first
+    store_max_bytes: int = 2 * 1024**3  # their events and keyframes; oldest idle go first
     sweep_interval: float = 600.0  # seconds between the store's retention sweeps
     torch_threads: int = 1  # many tiny models on few cores: one intra-op thread each
     evict_interval: float = 30.0  # seconds between sweeps that drop idle sessions

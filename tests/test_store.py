@@ -47,8 +47,8 @@ def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
     saved = store.load("a")
     assert saved.setup == NEURON and saved.head == timeline.head and saved.first == 0
     assert [e.to_json() for e in saved.events] == [e.to_json() for e in timeline.events]
-    assert [seq for seq, _ in saved.checkpoints] == sorted(
-        s for s in timeline.checkpoints if s >= 0
+    assert [seq for seq, _ in saved.keyframes] == sorted(
+        s for s in timeline.keyframes if s >= 0
     )
     again = Timeline.restored(saved, Journal(store, "a"))
     assert again.snapshot() == timeline.snapshot()
@@ -80,7 +80,7 @@ def test_a_snapshot_is_frozen_at_the_head(make_store: Make) -> None:
     store.open_snapshot("token", "b")
     copy = store.load("b")
     assert copy.head == timeline._seq_of(6) and len(copy.events) == copy.head + 1
-    assert all(seq < copy.head for seq, _ in copy.checkpoints)
+    assert all(seq < copy.head for seq, _ in copy.keyframes)
     with pytest.raises(NoSuchLog):
         store.load("token")  # a snapshot is no session: it cannot be driven
     with pytest.raises(NoSuchLog):

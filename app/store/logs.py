@@ -1,4 +1,4 @@
-"""The session logs' SQL, once for both dialects: create, append, claim, load, checkpoints,
+"""The session logs' SQL, once for both dialects: create, append, claim, load, keyframes,
 snapshots and forks, and the sweep that keeps the store bounded.
 
 A store (``SqliteStore``, ``PostgresStore``) gives this class its transactions (``_tx``), its
@@ -10,6 +10,10 @@ Owner epochs: every log row has an ``owner`` number. ``create`` and ``claim`` (a
 and return it; ``append(..., owner=n)`` writes only while the row still holds ``n``, checked in
 the same statement (the line at the end) or transaction (anything else). A process whose
 session another process has claimed since gets ``NotOwner`` and must replay it again.
+
+Keyframes (the replay points of ``timeline.py``) live in the table ``checkpoints``: the name
+they had when the schema was made; renaming a table of existing stores would need a migration
+for nothing a user sees.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, TypedDict
 
-from .. import checkpoints
+from .. import keyframes
 from ..engine import LabState
 from ..records import AT_END, Change, Event, Saved, Setup
 from .lectures import LectureTables
@@ -58,7 +62,7 @@ def _only_events(change: Change) -> bool:
         and change.truncate is None
         and change.head is None
         and change.forget_before is None
-        and not change.checkpoints
+        and not change.keyframes
     )
 
 
@@ -66,7 +70,7 @@ class Limits(TypedDict, total=False):
     retain_days: float  # a session idle this long is deleted (7)
     snapshot_days: float  # a snapshot's lifetime (365)
     max_logs: int  # sessions and snapshots (20 000)
-    max_bytes: int  # their events and checkpoints (2 GiB)
+    max_bytes: int  # their events and keyframes (2 GiB)
     clock: Callable[[], float]  # time.time
 
 
@@ -164,14 +168,14 @@ class LogStore(LectureTables):
             db.execute(
                 "DELETE FROM checkpoints WHERE log = ? AND seq >= ?", (log_id, change.truncate - 1)
             )
-        if change.checkpoints:
+        if change.keyframes:
             db.executemany(
                 "INSERT INTO checkpoints (log, seq, clean, state) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (log, seq) DO UPDATE "
                 "SET clean = excluded.clean, state = excluded.state",
                 [
-                    (log_id, s, int(clean), checkpoints.encode(st))
-                    for s, clean, st in change.checkpoints
+                    (log_id, s, int(clean), keyframes.encode(st))
+                    for s, clean, st in change.keyframes
                 ],
             )
         if change.events:
@@ -247,14 +251,14 @@ class LogStore(LectureTables):
             [(int(seq), bool(clean)) for seq, clean in marks],
         )
 
-    def checkpoint(self, log_id: str, seq: int) -> LabState:
+    def keyframe(self, log_id: str, seq: int) -> LabState:
         with self._read() as db:
             row = db.execute(
                 "SELECT state FROM checkpoints WHERE log = ? AND seq = ?", (log_id, seq)
             ).fetchone()
         if row is None:
-            raise NoSuchLog(f"{log_id} checkpoint {seq}")
-        return checkpoints.decode(bytes(row[0]))
+            raise NoSuchLog(f"{log_id} keyframe {seq}")
+        return keyframes.decode(bytes(row[0]))
 
     def delete(self, log_id: str) -> bool:
         with self._tx() as db:
@@ -307,7 +311,7 @@ class LogStore(LectureTables):
                 "SELECT ?, seq, body FROM events WHERE log = ? AND seq <= ?",
                 (target, source, head),
             )
-            # a checkpoint at the head or later was taken before an event that is not copied
+            # a keyframe at the head or later was taken before an event that is not copied
             db.execute(
                 "INSERT INTO checkpoints (log, seq, clean, state) "
                 "SELECT ?, seq, clean, state FROM checkpoints WHERE log = ? AND seq < ?",
@@ -361,7 +365,7 @@ class LogStore(LectureTables):
         return self._read()
 
     def size(self, log_id: str) -> int:
-        """Bytes of one log's events and checkpoints (what the caps count)."""
+        """Bytes of one log's events and keyframes (what the caps count)."""
         with self._read() as db:
             row = db.execute(
                 "SELECT (SELECT coalesce(sum(length(body)), 0) FROM events WHERE log = ?)"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 class Dialect:
     int: str  # a seq or a count
     real: str  # seconds since the epoch
-    blob: str  # a checkpoint's bytes
+    blob: str  # a keyframe's bytes
     keyed: str  # after a table whose rows are only ever found by their primary key
 
 
