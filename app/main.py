@@ -65,7 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     await task
             if hub.relay is not None:
                 hub.relay.close()
-            store.store.close()
+            store.close()
 
     app = FastAPI(
         title="Loop Stepper",

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .engine import LabState
+from .journal import Journal, KeyframeWriter
 from .records import Setup
 from .store import NoSuchLog, NotOwner, Store, StoreUnavailable
 from .timeline import Timeline
@@ -52,16 +52,7 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     waiting: int = 0  # requests queued behind the lock (the HTTP layer caps it)
     gone: bool = False  # left memory: a request that still holds it must look it up again
-
-
-class Journal:
-    """The store as one timeline sees it: where its older keyframes are read back from."""
-
-    def __init__(self, store: Store, session_id: str) -> None:
-        self.store, self.session_id = store, session_id
-
-    def keyframe(self, seq: int) -> LabState:
-        return self.store.keyframe(self.session_id, seq)
+    journal: Journal | None = None
 
 
 def new_id() -> str:
@@ -91,6 +82,7 @@ class SessionStore:
         self.on_change: Callable[[Session], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
         self.on_load: Callable[[str], None] | None = None  # a session read back from the store
+        self.keyframes = KeyframeWriter(store)
 
     def __len__(self) -> int:
         return len(self._live)
@@ -155,11 +147,12 @@ class SessionStore:
         ):
             raise StoreFull(f"the server holds its maximum of {self.store.max_logs} sessions")
         session_id = new_id()
-        timeline = Timeline(setup, Journal(self.store, session_id))
+        journal = Journal(self.store, session_id)
+        timeline = Timeline(setup, journal)
         owner = self.store.create(session_id, timeline.setup)
         if timeline.change:  # a program given at creation
             self.store.append(session_id, timeline.drain(), owner)
-        session = Session(session_id, timeline, owner)
+        session = Session(session_id, timeline, owner, journal=journal)
         self._add(session)
         return session
 
@@ -215,8 +208,9 @@ class SessionStore:
                     stored, owner = self.store.claim(session_id)
                 except NoSuchLog:
                     raise UnknownSession(session_id) from None
-                timeline = Timeline.restored(stored, Journal(self.store, session_id))
-                session = Session(session_id, timeline, owner)
+                journal = Journal(self.store, session_id)
+                timeline = Timeline.restored(stored, journal)
+                session = Session(session_id, timeline, owner, journal=journal)
                 if self.on_load is not None:
                     self.on_load(session_id)
                 self._add(session)
@@ -260,19 +254,28 @@ class SessionStore:
         the write itself, or, when the action wrote nothing (a read), by one lookup, so that
         a stale copy never answers."""
         change = session.timeline.drain()
+        if session.journal is not None:  # its keyframes are written after the answer
+            session.journal.settle(change)
         try:
-            if not change:
+            if change:
+                self.store.append(session.id, change, session.owner)
+            else:
                 self.store.check_owner(session.id, session.owner)
-                return
-            self.store.append(session.id, change, session.owner)
         except NoSuchLog:
             raise UnknownSession(session.id) from None
         except StoreUnavailable:
             # the copy in memory is ahead of the log now: the next request replays the log
             self._drop(session)
             raise
-        if self.on_change is not None:
+        if session.journal is not None and session.journal.pending:
+            self.keyframes.submit(session)
+        if change and self.on_change is not None:
             self.on_change(session)
+
+    def close(self) -> None:
+        """Write the keyframes still pending, then close the store."""
+        self.keyframes.close()
+        self.store.close()
 
     def forget(self, session_id: str) -> None:
         """Drop this process's copy of a session another process claimed (its next request

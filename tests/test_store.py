@@ -47,9 +47,7 @@ def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
     saved = store.load("a")
     assert saved.setup == NEURON and saved.head == timeline.head and saved.first == 0
     assert [e.to_json() for e in saved.events] == [e.to_json() for e in timeline.events]
-    assert [seq for seq, _ in saved.keyframes] == sorted(
-        s for s in timeline.keyframes if s >= 0
-    )
+    assert [seq for seq, _ in saved.keyframes] == sorted(s for s in timeline.keyframes if s >= 0)
     again = Timeline.restored(saved, Journal(store, "a"))
     assert again.snapshot() == timeline.snapshot()
     if isinstance(store, SqliteStore):
