@@ -66,7 +66,7 @@ class Timeline:
     ) -> None:
         self.setup, self.journal, self.keep, self.every = setup, journal, keep, every
         self.lab = setup.build()
-        self._start()
+        self._start(self.lab.initial)  # the same moment: never changed, so shared
         self.change = Change()
 
     @classmethod
@@ -91,7 +91,7 @@ class Timeline:
         timeline.change = Change()
         return timeline
 
-    def _start(self) -> None:
+    def _start(self, start: LabState | None = None) -> None:
         self.events: list[Event] = []
         self.first = 0  # the sequence number of events[0]
         self.head = -1  # the sequence number of the last event the Lab has applied
@@ -100,7 +100,8 @@ class Timeline:
         self.points: list[int] = []  # the sequence number of each kept loss point
         self.point_values: list[dict[str, Any]] = []  # and the point itself
         self.base_points: list[dict[str, Any]] = []  # loss points older than the kept events
-        self.keyframes: dict[int, Keyframe] = {-1: Keyframe(True, self.lab.capture())}
+        state = self.lab.capture() if start is None else start
+        self.keyframes: dict[int, Keyframe] = {-1: Keyframe(True, state)}
         self._stale = False  # True while the Lab is not at the head
         self._saved_at_end = True  # the store's head is "the newest event"
 
