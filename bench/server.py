@@ -43,10 +43,13 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def server(data: str) -> AbstractContextManager[tuple[str, int]]:
-    """The server with the Dockerfile's settings, on loopback, its store in ``data``."""
+def server(
+    data: str, extra: dict[str, str] | None = None
+) -> AbstractContextManager[tuple[str, int]]:
+    """The server with the Dockerfile's settings (and ``extra``), on loopback, its store in
+    ``data``."""
     env = {"LOOP_STEPPER_MAX_SESSIONS": "5000", "MALLOC_ARENA_MAX": "2", "LOOP_STEPPER_DATA": data}
-    return server_process(env)
+    return server_process({**env, **(extra or {})})
 
 
 class Connection:
