@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     evict_interval: float = 30.0  # seconds between sweeps that drop idle sessions
     max_body: int = 16 * 1024  # bytes; a larger request body is a 413 (valid ones are < 1 KB)
     threadpool: int = 40  # threads that run the (synchronous) line requests at once
+    # gc.set_threshold(g0, g1, g2) as "g0,g1,g2" (docs/incoming/crowd-speed.md: measured)
+    gc_thresholds: str = ""
     lecture_hours: float = 4.0  # a lecture's join code stops working after this long
     lecture_keepalive: float = 15.0  # seconds between keep-alive comments on a lecture's events
     access_log: bool = False  # one line per request: 300 students make 300 lines a second

@@ -382,18 +382,31 @@ async def cpu_by_route(url: str, pid: int, code: str, rounds: int) -> list[Row]:
     ]
 
 
-async def bench(url: str, pid: int, n: int, seconds: float, hog_count: int) -> list[Row]:
+PARTS = ("forks", "creates", "followers", "clicking", "hogs", "cpu")
+
+
+async def bench(
+    url: str, pid: int, n: int, seconds: float, hog_count: int, parts: set[str]
+) -> list[Row]:
     rows: list[Row] = []
     teacher, code = await lecture(url)
-    rows.append(await forks(url, code, n))
-    row, students = await creates(url, n)
-    rows.append(row)
-    rows += await followers(url, teacher, code, n, 10)
-    rows += await clicking(students, seconds)
-    await asyncio.gather(*(c.call("DELETE", f"/api/sessions/{c.sid}") for c in students))
-    await close(students)
-    rows.append(await hogs(url, hog_count, 200))
-    rows += await cpu_by_route(url, pid, code, 200 if n >= 300 else 60)
+    if "forks" in parts:
+        rows.append(await forks(url, code, n))
+    if parts & {"creates", "clicking"}:
+        row, students = await creates(url, n)
+        rows.append(row)
+        if "followers" in parts:
+            rows += await followers(url, teacher, code, n, 10)
+        if "clicking" in parts:
+            rows += await clicking(students, seconds)
+        await asyncio.gather(*(c.call("DELETE", f"/api/sessions/{c.sid}") for c in students))
+        await close(students)
+    elif "followers" in parts:
+        rows += await followers(url, teacher, code, n, 10)
+    if "hogs" in parts:
+        rows.append(await hogs(url, hog_count, 200))
+    if "cpu" in parts:
+        rows += await cpu_by_route(url, pid, code, 200 if n >= 300 else 60)
     await teacher.close()
     return rows
 
@@ -405,6 +418,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=None, help="clicking time (20)")
     parser.add_argument("--hogs", type=int, default=None, help="hogs running 1000 iterations (20)")
     parser.add_argument("--env", action="append", default=[], help="KEY=VALUE for the server")
+    parser.add_argument(
+        "--parts", default=",".join(PARTS), help=f"some of {','.join(PARTS)} (all of them)"
+    )
     args = parser.parse_args()
     n = args.clients or (60 if args.quick else 300)
     seconds = args.seconds or (5.0 if args.quick else 20.0)
@@ -412,7 +428,8 @@ def main() -> None:
     extra = dict(item.split("=", 1) for item in args.env)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as data, server(data, extra) as (url, pid):
-        rows = asyncio.run(bench(url, pid, n, seconds, hog_count))
+        parts = set(args.parts.split(","))
+        rows = asyncio.run(bench(url, pid, n, seconds, hog_count, parts))
     load_after = os.getloadavg()
     head = ("moment", "measured", "target", "met")
     print(f"\n| {' | '.join(head)} |")
