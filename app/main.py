@@ -173,7 +173,9 @@ def warm_up() -> None:
     """One Lab per scenario, one iteration, one snapshot, before the first student comes.
 
     The first optimizer imports ``torch._dynamo`` (over a second) and moons imports scikit-learn:
-    done here, no student's first click waits for them.
+    done here, no student's first click waits for them. It also builds the default setups'
+    seeded templates (``scenarios.moons_template``) that every new session copies, before
+    ``gc.freeze()``: they live as long as the process.
     """
     for name, (info, _) in catalogue.SCENARIOS.items():
         lab = Lab(name, info.default_lr, info.default_seed)

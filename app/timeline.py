@@ -271,9 +271,8 @@ class Timeline:
     def _keyframe(self) -> None:
         if not self.lab.running.exact:
             return  # its graphs cannot be captured: such a state is never a keyframe
-        state = self.lab.capture()
+        state = self.lab.capture(history=False)  # rebuilt from the loss points on restore
         assert state.exact
-        state.history = []  # rebuilt from the loss points on restore
         clean = state.loss_spent or self.lab.loss_tensor is None
         self.keyframes[self.head] = Keyframe(clean, state)
         self.change.keyframes.append((self.head, clean, state))
