@@ -49,7 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # collection would walk (pauses of 0.2-0.6 s under a classroom's load): freeze them.
         gc.collect()
         gc.freeze()
-        if settings.gc_thresholds:
+        if settings.gc_thresholds:  # fewer, shorter collections of the sessions' objects
             gc.set_threshold(*(int(g) for g in settings.gc_thresholds.split(",")))
         tasks = [
             asyncio.create_task(every(settings.evict_interval, store.evict_idle)),
