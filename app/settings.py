@@ -102,3 +102,11 @@ class Settings(BaseSettings):
                 f"not {bad[0]!r}"
             )
         return " ".join(sources)
+
+    @field_validator("gc_thresholds")
+    @classmethod
+    def _gc_thresholds(cls, value: str) -> str:
+        value = value.replace(" ", "")
+        if value and not re.fullmatch(r"\d{1,9}(,\d{1,9}){0,2}", value):
+            raise ValueError("gc_thresholds is up to three whole numbers: 10000,20,20")
+        return value
