@@ -10,6 +10,7 @@ import time
 from typing import Protocol
 
 from .engine import LabState
+from .keyframes import encode
 from .records import Change
 from .store import NoSuchLog, NotOwner, Store, StoreUnavailable
 
@@ -41,6 +42,7 @@ class Journal:
         for seq in stale:
             del self.pending[seq]
         for seq, clean, state in change.keyframes:
+            assert isinstance(state, LabState)  # a timeline's: captured, not yet encoded
             self.pending[seq] = (clean, state)
         change.keyframes = []
 
@@ -134,7 +136,11 @@ class KeyframeWriter:
         if journal is None or not journal.pending:
             return False
         seqs = sorted(journal.pending)[:limit]
-        change = Change(keyframes=[(seq, *journal.pending[seq]) for seq in seqs])
+        # encoded here, not in the store's transaction: that holds the store's lock, which the
+        # event loop's lines wait for
+        change = Change(
+            keyframes=[(seq, c, encode(st)) for seq in seqs for c, st in [journal.pending[seq]]]
+        )
         # claimed by another process, deleted or unreachable: its replays are longer, that is all
         with contextlib.suppress(NotOwner, NoSuchLog, StoreUnavailable):
             self.store.append(session.id, change, session.owner)

@@ -172,7 +172,8 @@ class Change:
     rebased: Setup | None = None  # reset: a new start; every event and keyframe is gone
     truncate: int | None = None  # events from this sequence number on are gone
     events: list[tuple[int, Event]] = field(default_factory=list)
-    keyframes: list[tuple[int, bool, LabState]] = field(default_factory=list)
+    # (seq, clean, state): the state captured, or already encoded (``app/keyframes.py``)
+    keyframes: list[tuple[int, bool, LabState | bytes]] = field(default_factory=list)
     forget_before: int | None = None  # events and keyframes before this one are gone
     # where the log stands when that is not its newest event (after a rewind), or AT_END when
     # it is back there; None: as before. A line at the end writes nothing but its event.

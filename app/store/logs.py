@@ -174,7 +174,7 @@ class LogStore(LectureTables):
                 "ON CONFLICT (log, seq) DO UPDATE "
                 "SET clean = excluded.clean, state = excluded.state",
                 [
-                    (log_id, s, int(clean), keyframes.encode(st))
+                    (log_id, s, int(clean), st if isinstance(st, bytes) else keyframes.encode(st))
                     for s, clean, st in change.keyframes
                 ],
             )
