@@ -1,4 +1,4 @@
-"""The store as a session's timeline sees it (``Journal``), and the thread that writes the
+"""The database as a session's timeline sees it (``Journal``), and the thread that writes the
 keyframes sessions took after their answers have gone out (``KeyframeWriter``)."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from typing import Protocol
 from .engine import LabState
 from .keyframes import encode
 from .records import Change
-from .store import NoSuchLog, NotOwner, Store, StoreUnavailable
+from .db import NoSuchLog, NotOwner, Database, DatabaseUnavailable
 
 
 class Journal:
-    """The store as one timeline sees it: where its older keyframes are read back from, and
+    """The database as one timeline sees it: where its older keyframes are read back from, and
     the keyframes taken but not written yet (``KeyframeWriter``), which it reads from memory."""
 
-    def __init__(self, store: Store, session_id: str) -> None:
+    def __init__(self, store: Database, session_id: str) -> None:
         self.store, self.session_id = store, session_id
         self.pending: dict[int, tuple[bool, LabState]] = {}
 
@@ -30,7 +30,7 @@ class Journal:
     def settle(self, change: Change) -> None:
         """Take ``change``'s keyframes out of it into ``pending``, after forgetting the pending
         ones its truncation, reset or forgetting makes stale: what is left pending is exactly
-        what the store would still hold had they been written with their own action."""
+        what the database would still hold had they been written with their own action."""
         if change.rebased is not None:
             self.pending.clear()
         stale = [
@@ -59,11 +59,11 @@ class Holder(Protocol):
 class KeyframeWriter:
     """Encodes and writes sessions' keyframes after their answers went out, in a thread of its
     own: a keyframe only shortens replays (the events alone replay every moment), so it need
-    not be in the store before the answer. Encoding one costs about as much as the line that
+    not be in the database before the answer. Encoding one costs about as much as the line that
     took it, and a ``run`` of 150 iterations takes 75 of them.
 
     Consistency: a session's pending keyframes are written under the session's lock, and each
-    later change first drops the pending ones it makes stale (``Journal.settle``), so the store
+    later change first drops the pending ones it makes stale (``Journal.settle``), so the database
     never holds a keyframe its log has cut. A write checks the owner epoch: a session claimed by
     another process meanwhile loses its pending keyframes, which is harmless. A crash loses
     them too: the log then replays from an older keyframe."""
@@ -71,7 +71,7 @@ class KeyframeWriter:
     BATCH_DELAY = 0.02  # seconds: let the answers that queued the work go out first
     CHUNK = 16  # keyframes written per hold of a session's lock (a run of 1000 takes 500)
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
         self._queue: queue.SimpleQueue[Holder | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
@@ -136,13 +136,13 @@ class KeyframeWriter:
         if journal is None or not journal.pending:
             return False
         seqs = sorted(journal.pending)[:limit]
-        # encoded here, not in the store's transaction: that holds the store's lock, which the
+        # encoded here, not in the database's transaction: that holds the database's lock, which the
         # event loop's lines wait for
         change = Change(
             keyframes=[(seq, c, encode(st)) for seq in seqs for c, st in [journal.pending[seq]]]
         )
         # claimed by another process, deleted or unreachable: its replays are longer, that is all
-        with contextlib.suppress(NotOwner, NoSuchLog, StoreUnavailable):
+        with contextlib.suppress(NotOwner, NoSuchLog, DatabaseUnavailable):
             self.store.append(session.id, change, session.owner)
         for seq in seqs:
             del journal.pending[seq]

@@ -1,4 +1,4 @@
-"""A Lab's captured state as bytes, for the store: a JSON header and the tensors' raw bytes.
+"""A Lab's captured state as bytes, for the database: a JSON header and the tensors' raw bytes.
 
 Exact (the raw bytes of every tensor and array, numbers as JSON writes them: repr, which
 round-trips) and safe to read back (no pickle: nothing in a stored blob can run code). About a

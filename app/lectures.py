@@ -4,10 +4,10 @@ The session id stays the only key that drives a session; the join code only lets
 Every change to a lectured session (a line, a rewind, a PATCH, a reset, a question) becomes one
 numbered event, made once under the session's lock and fanned out to every follower on the
 event loop. Events carry the Session as followers see it, with only the loss points they do not
-have yet. Lectures, their newest events, questions and answers live in the store, so followers
+have yet. Lectures, their newest events, questions and answers live in the database, so followers
 resume (``Last-Event-ID``) across a restart.
 
-With several processes sharing a PostgreSQL store (``app/relay.py``), the instructor's process
+With several processes sharing a PostgreSQL database (``app/relay.py``), the instructor's process
 also stores each event's whole view and announces it (NOTIFY); every other process streams it to
 the followers connected to it. Questions and the self-study question: ``app/quizzes.py``.
 """
@@ -27,7 +27,7 @@ from .engine.program import preset_of
 from .fanout import END, KEEPALIVE, frame, newer, on_loop, release
 from .quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
 from .sessions import Session
-from .store import Store, StoredLecture
+from .db import Database, StoredLecture
 from .timeline import Timeline
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class Lecture:
         return self.quiz is not None and not self.quiz.revealed
 
     def tally(self, counts: dict[str, int] | None = None, followers: int = 0) -> dict[str, Any]:
-        """The question's tally: ``counts`` from the store when answers come to several
+        """The question's tally: ``counts`` from the database when answers come to several
         processes, else this process's ballot; ``followers`` on other processes added."""
         choices = self.quiz.choices if self.quiz else []
         if counts is None:
@@ -99,29 +99,29 @@ class LectureHub:
 
     def __init__(
         self,
-        store: Store,
+        db: Database,
         hours: float = 4.0,
         *,
         keepalive: float = 15.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.store, self.life, self.keepalive, self.clock = store, hours * 3600, keepalive, clock
+        self.db, self.life, self.keepalive, self.clock = db, hours * 3600, keepalive, clock
         self.by_code: dict[str, Lecture] = {}
         self.by_session: dict[str, Lecture] = {}
-        self.study = SelfStudy(store)
+        self.study = SelfStudy(db)
         self._lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
-        # several processes on one PostgreSQL store: lectures found there on demand, events
+        # several processes on one PostgreSQL database: lectures found there on demand, events
         # announced to the others and heard from them (app/relay.py); None: this process alone
         self.relay: Relay | None = None
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Read the running lectures back from the store; events go out on ``loop``."""
+        """Read the running lectures back from the database; events go out on ``loop``."""
         self.loop = loop
         if self.relay is not None:  # the others change them: each is read when first needed
             self.relay.attach(loop)
             return
-        for stored in self.store.lectures(self.clock()):
+        for stored in self.db.lectures(self.clock()):
             self._add(self._lecture(stored))
         self.study.load()
 
@@ -129,7 +129,7 @@ class LectureHub:
         quiz = Quiz(**stored.quiz) if stored.quiz else None
         lecture = Lecture(stored.code, stored.session, stored.seq, stored.losses, stored.expires)
         lecture.quiz, lecture.ballot.answers = quiz, dict(stored.answers)
-        for seq, body in self.store.lecture_events(stored.code, stored.seq - RECENT):
+        for seq, body in self.db.lecture_events(stored.code, stored.seq - RECENT):
             lecture.recent.append((seq, body.encode()))
         lecture.delivered = stored.seq
         return lecture
@@ -141,8 +141,8 @@ class LectureHub:
         return lecture
 
     def adopt(self, session_id: str) -> None:
-        """A session this process just read from the store (several processes: it may have
-        moved here): its lecture and its self-study question as the store has them now."""
+        """A session this process just read from the database (several processes: it may have
+        moved here): its lecture and its self-study question as the database has them now."""
         if self.relay is not None:
             self.relay.adopt(session_id)
 
@@ -158,7 +158,7 @@ class LectureHub:
         while code in self.by_code:
             code = new_code()
         expires = self.clock() + self.life
-        self.store.add_lecture(code, session_id, expires)
+        self.db.add_lecture(code, session_id, expires)
         lecture = self._add(Lecture(code, session_id, 0, 0, expires))
         if self.relay is not None:  # other processes' followers start from the stored view
             self.relay.started(lecture, self.whole(lecture, timeline))
@@ -172,7 +172,7 @@ class LectureHub:
 
     def _end(self, lecture: Lecture) -> None:
         self.drop(lecture)
-        self.store.end_lecture(lecture.code)
+        self.db.end_lecture(lecture.code)
         if self.relay is not None:
             self.relay.ended(lecture)
 
@@ -235,7 +235,7 @@ class LectureHub:
         lecture.losses = losses
         body = frame(lecture.seq, payload)
         if self.relay is None:
-            self.store.lecture_event(lecture.code, lecture.seq, losses, body.decode())
+            self.db.lecture_event(lecture.code, lecture.seq, losses, body.decode())
         else:  # the event, the whole view and the announcement, in one transaction
             self.relay.publish(lecture, body, self.whole(lecture, timeline))
         if self.loop is not None:
@@ -346,7 +346,7 @@ class LectureHub:
         """A new question (under the session's lock): followers lose sight of the program."""
         lecture.quiz = Quiz(list(dict.fromkeys(choices)))
         lecture.ballot.clear()
-        self.store.lecture_quiz(lecture.code, lecture.quiz.to_json())
+        self.db.lecture_quiz(lecture.code, lecture.quiz.to_json())
         self.publish(lecture, timeline)
 
     def reveal(self, lecture: Lecture, timeline: Timeline) -> None:
@@ -354,17 +354,17 @@ class LectureHub:
             raise LectureConflict("no question has been asked in this lecture")
         lecture.quiz.revealed = True
         lecture.quiz.answer = preset_of(list(timeline.lab.program))
-        self.store.lecture_quiz(lecture.code, lecture.quiz.to_json())
+        self.db.lecture_quiz(lecture.code, lecture.quiz.to_json())
         self.publish(lecture, timeline)
 
     def answer(self, lecture: Lecture, choice: str, voter: str | None) -> str:
         voter = lecture.ballot.admit(lecture.quiz, choice, voter)
-        self.store.lecture_answer(lecture.code, voter, choice)
+        self.db.lecture_answer(lecture.code, voter, choice)
         return voter
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
         """The live tally; with several processes, every process's answers and followers
-        (read from the store: call it off the event loop then)."""
+        (read from the database: call it off the event loop then)."""
         if self.relay is None:
             return lecture.tally()
         return self.relay.tally(lecture)

@@ -1,4 +1,4 @@
-"""The application: settings, the session store, routes and error handlers."""
+"""The application: settings, the live sessions, routes and error handlers."""
 
 from __future__ import annotations
 
@@ -22,10 +22,9 @@ from .engine import scenarios as catalogue
 from .lectures import LectureHub, NoLecture
 from .quizzes import LectureConflict, TooManyAnswers
 from .relay import Relay, shared
-from .sessions import SessionBusy, SessionStore, StoreFull, UnknownSession
+from .sessions import SessionBusy, LiveSessions, ServerFull, UnknownSession
 from .settings import Settings
-from .store import Store, StoreUnavailable
-from .store import open_store as open_database
+from .db import Database, DatabaseUnavailable, open_database
 from .timeline import MomentOutOfRange, TimelineError
 from .web import api, docs, lectures, pages, security
 
@@ -33,12 +32,12 @@ from .web import api, docs, lectures, pages, security
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     torch.set_num_threads(settings.torch_threads)
-    store = SessionStore(open_store(settings), settings.max_sessions, settings.idle_timeout)
-    hub = LectureHub(store.store, settings.lecture_hours, keepalive=settings.lecture_keepalive)
-    store.on_change, store.shown, store.on_load = hub.changed, hub.study.shown, hub.adopt
-    shared_store = shared(store.store)
+    sessions = LiveSessions(database_for(settings), settings.max_sessions, settings.idle_timeout)
+    hub = LectureHub(sessions.db, settings.lecture_hours, keepalive=settings.lecture_keepalive)
+    sessions.on_change, sessions.shown, sessions.on_load = hub.changed, hub.study.shown, hub.adopt
+    shared_store = shared(sessions.db)
     if shared_store is not None:  # several processes on one PostgreSQL: lectures across them
-        hub.relay = Relay(hub, shared_store, store.forget)
+        hub.relay = Relay(hub, shared_store, sessions.forget)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -52,8 +51,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.gc_thresholds:  # fewer, shorter collections of the sessions' objects
             gc.set_threshold(*(int(g) for g in settings.gc_thresholds.split(",")))
         tasks = [
-            asyncio.create_task(every(settings.evict_interval, store.evict_idle)),
-            asyncio.create_task(every(settings.sweep_interval, store.sweep)),
+            asyncio.create_task(every(settings.evict_interval, sessions.evict_idle)),
+            asyncio.create_task(every(settings.sweep_interval, sessions.sweep)),
         ]
         if hub.relay is not None:
             tasks += hub.relay.tasks
@@ -67,7 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     await task
             if hub.relay is not None:
                 hub.relay.close()
-            store.close()
+            sessions.close()
 
     app = FastAPI(
         title="Loop Stepper",
@@ -77,7 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
-    app.state.store = store
+    app.state.sessions = sessions
     app.state.hub = hub
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
@@ -143,12 +142,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def too_many_answers(request: Request, exc: TooManyAnswers) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=429)
 
-    @app.exception_handler(StoreFull)
-    def store_full(request: Request, exc: StoreFull) -> JSONResponse:
+    @app.exception_handler(ServerFull)
+    def server_full(request: Request, exc: ServerFull) -> JSONResponse:
         return JSONResponse({"detail": f"{exc}; try again later"}, status_code=503)
 
-    @app.exception_handler(StoreUnavailable)
-    def store_unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:
+    @app.exception_handler(DatabaseUnavailable)
+    def database_unavailable(request: Request, exc: DatabaseUnavailable) -> JSONResponse:
         return JSONResponse({"detail": f"{exc}; try again"}, status_code=503)
 
     return app
@@ -183,7 +182,7 @@ def warm_up() -> None:
         lab.snapshot()
 
 
-def open_store(settings: Settings) -> Store:
+def database_for(settings: Settings) -> Database:
     """PostgreSQL if ``database_url`` is set, else SQLite's file in ``data``."""
     path = ":memory:" if settings.data == ":memory:" else f"{settings.data}/sessions.sqlite3"
     return open_database(
@@ -196,8 +195,8 @@ def open_store(settings: Settings) -> Store:
 
 
 async def every(interval: float, job: Callable[[], object]) -> None:
-    """Run ``job`` every ``interval`` seconds (idle sessions leave memory; the store's
-    retention), not only when a new session is created. In a thread: both touch the store,
+    """Run ``job`` every ``interval`` seconds (idle sessions leave memory; the database's
+    retention), not only when a new session is created. In a thread: both touch the database,
     which the event loop must never wait for."""
     while True:
         await asyncio.sleep(interval)

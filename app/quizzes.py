@@ -90,7 +90,7 @@ class Ballot:
         return counts
 
 
-class SelfStore(Protocol):
+class SelfStudyDatabase(Protocol):
     def self_quiz(self, session_id: str, preset: str, revealed: bool = False) -> None: ...
     def self_quizzes(self) -> dict[str, tuple[str, bool]]: ...
 
@@ -98,22 +98,22 @@ class SelfStore(Protocol):
 class SelfStudy:
     """Self-study questions by session id: the preset each runs, and whether it was answered."""
 
-    def __init__(self, store: SelfStore) -> None:
-        self.store = store
+    def __init__(self, db: SelfStudyDatabase) -> None:
+        self.db = db
         self.quizzes: dict[str, tuple[str, bool]] = {}  # session id: preset, revealed
 
     def load(self) -> None:
-        self.quizzes = self.store.self_quizzes()
+        self.quizzes = self.db.self_quizzes()
 
     def start(self, session_id: str, preset: str) -> None:
-        self.store.self_quiz(session_id, preset)
+        self.db.self_quiz(session_id, preset)
         self.quizzes[session_id] = (preset, False)
 
     def answer(self, session_id: str, choice: str) -> dict[str, Any]:
         if session_id not in self.quizzes:
             raise LectureConflict("this session has no question: create one with quiz: true")
         preset, _ = self.quizzes[session_id]
-        self.store.self_quiz(session_id, preset, revealed=True)
+        self.db.self_quiz(session_id, preset, revealed=True)
         self.quizzes[session_id] = (preset, True)
         return {"correct": choice == preset, "preset": preset, "explanation": EXPLANATIONS[preset]}
 

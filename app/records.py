@@ -1,7 +1,7 @@
 """The log's records: what a session was created with (Setup), what was done to it (Event), what one
-action changed in the log (Change) and a log as the store reads it back (Saved).
+action changed in the log (Change) and a log as the database reads it back (Saved).
 
-Plain data with their JSON forms; the timeline writes them, the store keeps them, the export reads
+Plain data with their JSON forms; the timeline writes them, the database keeps them, the export reads
 them. Imports the engine only.
 """
 
@@ -167,7 +167,7 @@ class Event:
 
 @dataclass
 class Change:
-    """What one action did to the log, for the store to write before the answer goes out."""
+    """What one action did to the log, for the database to write before the answer goes out."""
 
     rebased: Setup | None = None  # reset: a new start; every event and keyframe is gone
     truncate: int | None = None  # events from this sequence number on are gone
@@ -191,14 +191,14 @@ AT_END = -2
 
 
 class Journal(Protocol):
-    """The store, as one timeline sees it."""
+    """The database, as one timeline sees it."""
 
     def keyframe(self, seq: int) -> LabState: ...
 
 
 @dataclass
 class Saved:
-    """A log as the store reads it back: enough to rebuild its Timeline."""
+    """A log as the database reads it back: enough to rebuild its Timeline."""
 
     setup: Setup
     head: int  # AT_END: the newest event

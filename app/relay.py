@@ -1,15 +1,15 @@
-"""Lectures across processes: several app processes on one PostgreSQL store (issue 12).
+"""Lectures across processes: several app processes on one PostgreSQL database (issue 12).
 
 nginx sends the instructor's requests to the process their session id hashes to, and the
 followers' to the one the join code hashes to: often another. The instructor's process writes
 each event as before, and in the same transaction the whole view (what a follower that has
 nothing starts from) and a NOTIFY on one channel naming the lecture and the event's number
 (a few dozen bytes: PostgreSQL's limit is 8000). Every process LISTENs; one that has followers
-of that lecture reads the new events from the store and streams them to its followers.
+of that lecture reads the new events from the database and streams them to its followers.
 
-Nothing else travels between processes: a lecture unknown to a process is read from the store
+Nothing else travels between processes: a lecture unknown to a process is read from the database
 when a follower or the instructor first names it (by code, or its session when it is loaded
-here, e.g. after a takeover); answers go to the store, and the instructor's tally counts them
+here, e.g. after a takeover); answers go to the database, and the instructor's tally counts them
 there; each process announces how many followers it has (on change and every few seconds),
 and a tally adds the others' fresh counts to its own.
 """
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio.to_thread
 
 from .quizzes import Quiz
-from .store import StoredLecture
+from .db import StoredLecture
 
 if TYPE_CHECKING:
     from .lectures import Lecture, LectureHub
@@ -37,7 +37,7 @@ BATCH = 200  # lecture codes per announcement of follower counts (well under 800
 
 
 class SharedStore(Protocol):
-    """What the relay needs of a store several processes share (PostgresStore)."""
+    """What the relay needs of a database several processes share (PostgresStore)."""
 
     def lecture(self, code: str) -> StoredLecture | None: ...
     def lecture_of(self, session_id: str) -> StoredLecture | None: ...
@@ -59,26 +59,26 @@ class Listener(Protocol):
     def close(self) -> None: ...
 
 
-def shared(store: object) -> SharedStore | None:
-    """The store as a shared one, if it is (it can NOTIFY): else None, one process alone."""
-    return store if hasattr(store, "notify") and hasattr(store, "lecture_publish") else None  # type: ignore[return-value]
+def shared(db: object) -> SharedStore | None:
+    """The database as a shared one, if it is (it can NOTIFY): else None, one process alone."""
+    return db if hasattr(db, "notify") and hasattr(db, "lecture_publish") else None  # type: ignore[return-value]
 
 
 class Relay:
     def __init__(
         self,
         hub: LectureHub,
-        store: SharedStore,
+        db: SharedStore,
         forget: Callable[[str], None],
         node: str | None = None,
     ) -> None:
-        self.hub, self.store = hub, store
+        self.hub, self.db = hub, db
         self.forget = forget  # drop this process's copy of a session another one claimed
         self.listener: Listener | None = None
         self.node = node or secrets.token_hex(6)  # this process, in announcements
         self.loop: asyncio.AbstractEventLoop | None = None
         self.remote: dict[str, dict[str, tuple[int, float]]] = {}  # code: node: (n, when)
-        self.dirty: set[str] = set()  # lectures with events to read from the store
+        self.dirty: set[str] = set()  # lectures with events to read from the database
         self.counted_codes: set[str] = set()  # follower counts to announce
         self.wake = asyncio.Event()
         self.tasks: list[asyncio.Task[None]] = []
@@ -86,7 +86,7 @@ class Relay:
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.wake = asyncio.Event()
-        self.listener = self.store.listen(CHANNEL, self._heard_anywhere)
+        self.listener = self.db.listen(CHANNEL, self._heard_anywhere)
         if self.listener is not None:  # notices sent while it was away are lost: read again
             self.listener.on_reconnect = lambda: self._heard_anywhere("")
         self.tasks = [loop.create_task(self._pull()), loop.create_task(self._announce())]
@@ -105,12 +105,12 @@ class Relay:
     # -- the instructor's process ----------------------------------------------------
 
     def started(self, lecture: Lecture, full: bytes) -> None:
-        self.store.lecture_set_full(lecture.code, lecture.seq, full.decode())
+        self.db.lecture_set_full(lecture.code, lecture.seq, full.decode())
         lecture.full = (lecture.seq, full)
 
     def publish(self, lecture: Lecture, body: bytes, full: bytes) -> None:
         notice = self.notice("event", code=lecture.code, seq=lecture.seq)
-        self.store.lecture_publish(
+        self.db.lecture_publish(
             lecture.code,
             lecture.seq,
             lecture.losses,
@@ -121,24 +121,24 @@ class Relay:
         lecture.full = (lecture.seq, full)
 
     def ended(self, lecture: Lecture) -> None:
-        self.store.notify(CHANNEL, self.notice("end", code=lecture.code))
+        self.db.notify(CHANNEL, self.notice("end", code=lecture.code))
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
-        """Every process's answers (the store) and followers (their announcements)."""
-        counts = self.store.lecture_counts(lecture.code)
+        """Every process's answers (the database) and followers (their announcements)."""
+        counts = self.db.lecture_counts(lecture.code)
         fresh = time.monotonic() - 3 * HEARTBEAT
         heard = list(self.remote.get(lecture.code, {}).values())
         others = sum(n for n, when in heard if when > fresh)
         return lecture.tally(counts, others)
 
-    # -- finding lectures in the store -------------------------------------------------
+    # -- finding lectures in the database -------------------------------------------------
 
     def find(self, code: str) -> Lecture | None:
-        stored = self.store.lecture(code)
+        stored = self.db.lecture(code)
         return None if stored is None else self._known(stored)
 
     def of_session(self, session_id: str) -> Lecture | None:
-        stored = self.store.lecture_of(session_id)
+        stored = self.db.lecture_of(session_id)
         return None if stored is None else self._known(stored)
 
     def _known(self, stored: StoredLecture) -> Lecture | None:
@@ -148,13 +148,13 @@ class Relay:
 
     def adopt(self, session_id: str) -> None:
         """A session loaded (and claimed) here, in a thread: the others drop their copies;
-        its lecture as the store has it now (the process that held it may have published
+        its lecture as the database has it now (the process that held it may have published
         since), and its self-study question."""
-        self.store.notify(CHANNEL, self.notice("claimed", session=session_id))
-        quiz = self.store.self_quiz_of(session_id)
+        self.db.notify(CHANNEL, self.notice("claimed", session=session_id))
+        quiz = self.db.self_quiz_of(session_id)
         if quiz is not None:
             self.hub.study.quizzes[session_id] = quiz
-        stored = self.store.lecture_of(session_id)
+        stored = self.db.lecture_of(session_id)
         if stored is None:
             return
         lecture = self.hub.by_code.get(stored.code)
@@ -174,7 +174,7 @@ class Relay:
         cached = lecture.full
         if cached is not None and cached[0] >= lecture.delivered:
             return cached
-        got = await anyio.to_thread.run_sync(self.store.lecture_full, lecture.code)
+        got = await anyio.to_thread.run_sync(self.db.lecture_full, lecture.code)
         if got is None:
             raise KeyError(lecture.code)  # the lecture ended
         lecture.full = (got[0], got[1].encode())
@@ -183,7 +183,7 @@ class Relay:
     async def current(self, lecture: Lecture) -> bytes | None:
         """The whole view as stored now (None: the lecture ended, maybe a moment ago on
         another process, before its notice came here)."""
-        got = await anyio.to_thread.run_sync(self.store.lecture_full, lecture.code)
+        got = await anyio.to_thread.run_sync(self.db.lecture_full, lecture.code)
         if got is None:
             self.hub.drop(lecture)
             return None
@@ -192,7 +192,7 @@ class Relay:
         return got[1].encode()
 
     def _heard_anywhere(self, payload: str) -> None:
-        """The store's listener (any thread): hand the notice to the event loop."""
+        """The database's listener (any thread): hand the notice to the event loop."""
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self._heard, payload)
 
@@ -231,8 +231,8 @@ class Relay:
 
     def _read(self, code: str, after: int) -> tuple[StoredLecture | None, list[tuple[int, str]]]:
         # the events first: the lecture's row, read after them, holds at least their question
-        events = self.store.lecture_events(code, after)
-        return self.store.lecture(code), events
+        events = self.db.lecture_events(code, after)
+        return self.db.lecture(code), events
 
     def _apply(
         self, lecture: Lecture, stored: StoredLecture | None, events: list[tuple[int, str]]
@@ -281,4 +281,4 @@ class Relay:
             items = sorted(counts.items())
             for i in range(0, len(items), BATCH):
                 notice = self.notice("followers", counts=dict(items[i : i + BATCH]))
-                await anyio.to_thread.run_sync(self.store.notify, CHANNEL, notice)
+                await anyio.to_thread.run_sync(self.db.notify, CHANNEL, notice)

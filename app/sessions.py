@@ -1,17 +1,17 @@
-"""Sessions: each a Timeline behind an unguessable id, its log in the store, the recently used
+"""Sessions: each a Timeline behind an unguessable id, its log in the database, the recently used
 ones live in memory.
 
 Memory holds at most ``max_live`` sessions; one idle for ``idle_timeout`` seconds, or the least
-recently used when room is needed, leaves memory but not the store: its next request replays
-it from its log (``Timeline.restored``). A session is gone only when the store deletes it
+recently used when room is needed, leaves memory but not the database: its next request replays
+it from its log (``Timeline.restored``). A session is gone only when the database deletes it
 (retention, caps) or its owner does.
 
-Several processes may share one store (PostgreSQL, or one SQLite file): the one that replays
-a session claims it (its owner epoch, ``Store.claim``) and every save checks the epoch. A
+Several processes may share one database (PostgreSQL, or one SQLite file): the one that replays
+a session claims it (its owner epoch, ``Database.claim``) and every save checks the epoch. A
 process whose session was claimed by another since gets ``NotOwner`` on its next save: it drops
-its copy, replays the session from the store (claiming it back: the request came to it, so it
+its copy, replays the session from the database (claiming it back: the request came to it, so it
 is the one being routed the session now) and runs the action again on the fresh replay, as if
-it had never held the stale copy (``SessionStore.act``).
+it had never held the stale copy (``LiveSessions.act``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from .journal import Journal, KeyframeWriter
 from .records import Setup
-from .store import NoSuchLog, NotOwner, Store, StoreUnavailable
+from .db import NoSuchLog, NotOwner, Database, DatabaseUnavailable
 from .timeline import Timeline
 
 T = TypeVar("T")
@@ -36,7 +36,7 @@ class UnknownSession(KeyError):
     pass
 
 
-class StoreFull(Exception):
+class ServerFull(Exception):
     pass
 
 
@@ -59,18 +59,18 @@ def new_id() -> str:
     return secrets.token_urlsafe(16)  # 128 random bits
 
 
-class SessionStore:
-    """Live sessions in least-recently-used order (the idle ones at the front), over the store."""
+class LiveSessions:
+    """Live sessions in least-recently-used order (the idle ones at the front), over the database."""
 
     def __init__(
         self,
-        store: Store,
+        db: Database,
         max_live: int,
         idle_timeout: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.store, self.max_live, self.idle_timeout, self.clock = (
-            store,
+        self.db, self.max_live, self.idle_timeout, self.clock = (
+            db,
             max_live,
             idle_timeout,
             clock,
@@ -81,8 +81,8 @@ class SessionStore:
         # hooks for lectures (app/lectures.py): a saved change, and a Session as answered
         self.on_change: Callable[[Session], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
-        self.on_load: Callable[[str], None] | None = None  # a session read back from the store
-        self.keyframes = KeyframeWriter(store)
+        self.on_load: Callable[[str], None] | None = None  # a session read back from the database
+        self.keyframes = KeyframeWriter(db)
 
     def __len__(self) -> int:
         return len(self._live)
@@ -99,15 +99,15 @@ class SessionStore:
                     del self._live[key]
                     gone.append(key)
         if gone:
-            self.store.touch(gone)  # their retention counts from their last use, about now
+            self.db.touch(gone)  # their retention counts from their last use, about now
         return len(gone)
 
     def sweep(self, room: int = 0) -> int:
-        """The store's retention and caps; sessions live in memory are kept (and touched)."""
+        """The database's retention and caps; sessions live in memory are kept (and touched)."""
         with self._lock:
             live = list(self._live)
-        self.store.touch(live)
-        return self.store.sweep(live, room)
+        self.db.touch(live)
+        return self.db.sweep(live, room)
 
     @staticmethod
     def _release(session: Session) -> bool:
@@ -125,9 +125,9 @@ class SessionStore:
         for key, (session, _) in self._live.items():
             if self._release(session):
                 del self._live[key]
-                self.store.touch([key])
+                self.db.touch([key])
                 return
-        raise StoreFull(f"the server holds its maximum of {self.max_live} sessions in use")
+        raise ServerFull(f"the server holds its maximum of {self.max_live} sessions in use")
 
     def _add(self, session: Session) -> None:
         with self._lock:
@@ -135,23 +135,23 @@ class SessionStore:
             self._live[session.id] = (session, self.clock())
 
     def create(self, setup: Setup) -> Session:
-        """A new session: its timeline built and its log started in the store."""
+        """A new session: its timeline built and its log started in the database."""
         self.evict_idle()
         with self._lock:
             if len(self._live) >= self.max_live:
                 self._make_room()
-        # the store full: make room for a twentieth of it at once, not one log per creation
-        if self.store.count() >= self.store.max_logs and (
-            self.sweep(room=max(1, self.store.max_logs // 20)) == 0
-            or self.store.count() >= self.store.max_logs
+        # the database full: make room for a twentieth of it at once, not one log per creation
+        if self.db.count() >= self.db.max_logs and (
+            self.sweep(room=max(1, self.db.max_logs // 20)) == 0
+            or self.db.count() >= self.db.max_logs
         ):
-            raise StoreFull(f"the server holds its maximum of {self.store.max_logs} sessions")
+            raise ServerFull(f"the server holds its maximum of {self.db.max_logs} sessions")
         session_id = new_id()
-        journal = Journal(self.store, session_id)
+        journal = Journal(self.db, session_id)
         timeline = Timeline(setup, journal)
-        owner = self.store.create(session_id, timeline.setup)
+        owner = self.db.create(session_id, timeline.setup)
         if timeline.change:  # a program given at creation
-            self.store.append(session_id, timeline.drain(), owner)
+            self.db.append(session_id, timeline.drain(), owner)
         session = Session(session_id, timeline, owner, journal=journal)
         self._add(session)
         return session
@@ -160,7 +160,7 @@ class SessionStore:
         """A new session whose log is a copy of the snapshot's, standing at its moment."""
         session_id = new_id()
         try:
-            self.store.open_snapshot(token, session_id)
+            self.db.open_snapshot(token, session_id)
         except NoSuchLog:
             raise UnknownSession(token) from None
         return self._load(session_id)
@@ -169,7 +169,7 @@ class SessionStore:
         """A new session whose log is a copy of this one's up to now (call under its lock)."""
         new = new_id()
         try:
-            self.store.fork(session_id, new)
+            self.db.fork(session_id, new)
         except NoSuchLog:
             raise UnknownSession(session_id) from None
         return self._load(new)
@@ -178,7 +178,7 @@ class SessionStore:
         """A frozen copy of the session's log under a new token (which reveals nothing of the
         session's id)."""
         token = secrets.token_urlsafe(16)
-        self.store.snapshot(session_id, token)
+        self.db.snapshot(session_id, token)
         return token
 
     def live(self, session_id: str) -> Session | None:
@@ -192,7 +192,7 @@ class SessionStore:
             return entry[0]
 
     def get(self, session_id: str) -> Session:
-        """The session, read back from the store if it is not in memory (slow: call it off
+        """The session, read back from the database if it is not in memory (slow: call it off
         the event loop)."""
         return self.live(session_id) or self._load(session_id)
 
@@ -205,10 +205,10 @@ class SessionStore:
                 if session is not None:
                     return session
                 try:
-                    stored, owner = self.store.claim(session_id)
+                    stored, owner = self.db.claim(session_id)
                 except NoSuchLog:
                     raise UnknownSession(session_id) from None
-                journal = Journal(self.store, session_id)
+                journal = Journal(self.db, session_id)
                 timeline = Timeline.restored(stored, journal)
                 session = Session(session_id, timeline, owner, journal=journal)
                 if self.on_load is not None:
@@ -258,12 +258,12 @@ class SessionStore:
             session.journal.settle(change)
         try:
             if change:
-                self.store.append(session.id, change, session.owner)
+                self.db.append(session.id, change, session.owner)
             else:
-                self.store.check_owner(session.id, session.owner)
+                self.db.check_owner(session.id, session.owner)
         except NoSuchLog:
             raise UnknownSession(session.id) from None
-        except StoreUnavailable:
+        except DatabaseUnavailable:
             # the copy in memory is ahead of the log now: the next request replays the log
             self._drop(session)
             raise
@@ -273,13 +273,13 @@ class SessionStore:
             self.on_change(session)
 
     def close(self) -> None:
-        """Write the keyframes still pending, then close the store."""
+        """Write the keyframes still pending, then close the database."""
         self.keyframes.close()
-        self.store.close()
+        self.db.close()
 
     def forget(self, session_id: str) -> None:
         """Drop this process's copy of a session another process claimed (its next request
-        here replays it from the store)."""
+        here replays it from the database)."""
         with self._lock:
             entry = self._live.pop(session_id, None)
         if entry is not None:
@@ -290,5 +290,5 @@ class SessionStore:
             entry = self._live.pop(session_id, None)
             if entry is not None:
                 entry[0].gone = True
-        if not self.store.delete(session_id) and entry is None:
+        if not self.db.delete(session_id) and entry is None:
             raise UnknownSession(session_id)

@@ -30,15 +30,15 @@ class Settings(BaseSettings):
     port: int = 8000
     max_sessions: int = 1000  # sessions in memory at once; the least recently used make room
     idle_timeout: float = 1800.0  # seconds without a request before a session leaves memory
-    data: str = str(user_data())  # the store's folder (sessions.sqlite3); ":memory:" keeps none
+    data: str = str(user_data())  # the database's folder (sessions.sqlite3); ":memory:" keeps none
     # postgresql://user:password@host:port/db: the sessions' logs in PostgreSQL (several
     # processes or machines share it) instead of SQLite's file in `data`. Empty: SQLite.
     database_url: str = ""
-    retain_days: float = 7.0  # a session idle this long is deleted from the store
+    retain_days: float = 7.0  # a session idle this long is deleted from the database
     snapshot_days: float = 365.0  # how long a shared snapshot lives
-    store_max_sessions: int = 20_000  # logs (sessions and snapshots) in the store
+    store_max_sessions: int = 20_000  # logs (sessions and snapshots) in the database
     store_max_bytes: int = 2 * 1024**3  # their events and keyframes; oldest idle go first
-    sweep_interval: float = 600.0  # seconds between the store's retention sweeps
+    sweep_interval: float = 600.0  # seconds between the database's retention sweeps
     torch_threads: int = 1  # many tiny models on few cores: one intra-op thread each
     evict_interval: float = 30.0  # seconds between sweeps that drop idle sessions
     max_body: int = 16 * 1024  # bytes; a larger request body is a 413 (valid ones are < 1 KB)

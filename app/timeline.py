@@ -12,7 +12,7 @@ be used after it is the last loss, by a backward before the next loss line. That
 backward had wholly freed that loss (the Lab brings back a stand-in that fails the same way);
 otherwise the keyframe serves only targets whose replay runs a loss line before any backward.
 
-Imports the engine only; the store is reached through the narrow ``Journal`` protocol.
+Imports the engine only; the database is reached through the narrow ``Journal`` protocol.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .records import AT_END, Change, Event, Journal, Saved, Setup
 
 KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be reached
 KEYFRAME_EVERY = 10  # events between keyframes: a rewind replays 5 lines on average
-KEYFRAMES_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the store
+KEYFRAMES_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the database
 HISTORY_LIMIT = 1000
 
 
@@ -42,7 +42,7 @@ class MomentOutOfRange(ValueError):
 @dataclass
 class Keyframe:
     clean: bool  # no loss, or one backward wholly freed: serves every later moment
-    state: LabState | None  # None: in the store only
+    state: LabState | None  # None: in the database only
 
 
 def _uses_loss(entry: str) -> bool:
@@ -71,7 +71,7 @@ class Timeline:
 
     @classmethod
     def restored(cls, saved: Saved, journal: Journal) -> Timeline:
-        """A timeline read back from the store, standing where it stood (its head)."""
+        """A timeline read back from the database, standing where it stood (its head)."""
         timeline = cls(saved.setup, journal)
         timeline.events = list(saved.events)
         timeline.first, timeline.dropped = saved.first, saved.dropped
@@ -103,7 +103,7 @@ class Timeline:
         state = self.lab.capture() if start is None else start
         self.keyframes: dict[int, Keyframe] = {-1: Keyframe(True, state)}
         self._stale = False  # True while the Lab is not at the head
-        self._saved_at_end = True  # the store's head is "the newest event"
+        self._saved_at_end = True  # the database's head is "the newest event"
 
     # -- the actions -----------------------------------------------------------------
 
@@ -209,7 +209,7 @@ class Timeline:
         return {**self.lab.snapshot(since), "moment": self.moment, "moments": self.moments}
 
     def drain(self) -> Change:
-        """What changed since the last drain; the caller writes it to the store."""
+        """What changed since the last drain; the caller writes it to the database."""
         change, self.change = self.change, Change()
         return change
 
@@ -276,7 +276,7 @@ class Timeline:
         clean = state.loss_spent or self.lab.loss_tensor is None
         self.keyframes[self.head] = Keyframe(clean, state)
         self.change.keyframes.append((self.head, clean, state))
-        if self.journal is not None:  # the store has them all: keep only the newest few live
+        if self.journal is not None:  # the database has them all: keep only the newest few live
             live = [s for s, c in self.keyframes.items() if c.state is not None and s >= 0]
             for seq in sorted(live)[:-KEYFRAMES_IN_MEMORY]:
                 if seq != self.first - 1:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.classroom import Client, Follower, close, crowd, every_second, health, line  # noqa: E402
 from bench.server import pct, server  # noqa: E402
-from bench.spawn import cpu_seconds  # noqa: E402
+from support.process import cpu_seconds  # noqa: E402
 
 LECTURE_ITERATIONS = 150  # x 5 lines: a 750-line lecture
 NO_HISTORY = 2**53  # ?since past every loss point: the answer carries no history

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from server import Connection, pct  # noqa: E402
 
-from bench.spawn import rss_kib, server_process  # noqa: E402
+from support.process import rss_kib, server_process  # noqa: E402
 
 EVENT_ID = re.compile(rb"id: (\d+)\n")
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from playwright.sync_api import Page, Response, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.conftest import serve
+from support.serve import serve
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 

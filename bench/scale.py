@@ -10,8 +10,8 @@ two minutes, loopback only). Issue 12's targets, measured in one run:
    through nginx; from the kill to each one's first answer (replayed from PostgreSQL on the
    other process), p99 over ``--kills`` kills (the process is restarted between them).
 
-Starts Debian's PostgreSQL (``tests/postgres.py``), the app processes (``python -m app.cli``)
-and Debian's nginx running ``deploy/nginx.conf`` (``tests/shards.py``). Prints a table of
+Starts Debian's PostgreSQL (``support/postgres.py``), the app processes (``python -m app.cli``)
+and Debian's nginx running ``deploy/nginx.conf`` (``support/shards.py``). Prints a table of
 ratios and targets; nothing is asserted. On this 2-core machine the load client, nginx and
 PostgreSQL share the two cores with the app processes.
 """
@@ -39,9 +39,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from server import Connection, cpu_seconds, pct  # noqa: E402
 
-from tests.postgres import postgres_server  # noqa: E402
-from tests.process import server_process  # noqa: E402
-from tests.shards import Cluster, cluster, start_app, wait_up  # noqa: E402
+from support.postgres import postgres_server  # noqa: E402
+from support.process import server_process  # noqa: E402
+from support.shards import Cluster, cluster, start_app, wait_up  # noqa: E402
 
 
 def new_database(url: str) -> str:

@@ -35,7 +35,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.spawn import cpu_seconds, rss_kib, server_process  # noqa: E402
+from support.process import cpu_seconds, rss_kib, server_process  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:

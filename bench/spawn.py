@@ -1,6 +1,6 @@
 """The server as an instructor starts it (``python -m app.cli``), in a process of its own.
 
-Shared by the benchmarks and the load test (``tests/process.py`` re-exports it): their numbers
+Shared by the benchmarks and the load test (``support/process.py`` re-exports it): their numbers
 (RSS, CPU time) must be the server's alone, not the client's. Imports nothing of ``tests``.
 """
 

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.server import Connection, pct  # noqa: E402
-from bench.spawn import server_process  # noqa: E402
+from support.process import server_process  # noqa: E402
 
 NO_HISTORY = 2**53  # ?since past every point: both sides answer without the loss history
 

@@ -19,7 +19,7 @@ import uvicorn
 
 from app.main import create_app
 from app.settings import Settings
-from app.store import SqliteStore, Store
+from app.db import SqliteDatabase, Database
 
 # every server a test starts keeps its store in a folder of its own, never the user's
 os.environ["LOOP_STEPPER_DATA"] = tempfile.mkdtemp(prefix="loop-stepper-tests-")
@@ -70,9 +70,9 @@ def client(base_url: str) -> Iterator[httpx.Client]:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A PostgreSQL server for the whole run (tests/postgres.py); skipped without Debian's
+    """A PostgreSQL server for the whole run (support/postgres.py); skipped without Debian's
     ``postgresql`` unless LOOP_STEPPER_REQUIRE_POSTGRES=1 (CI), where that is a failure."""
-    from tests.postgres import NoPostgres, postgres_server, required
+    from support.postgres import NoPostgres, postgres_server, required
 
     try:
         server = postgres_server()
@@ -101,25 +101,25 @@ def schema_url(url: str, schema: str) -> str:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Store]]:
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Database]]:
     """Opens a store of each kind: ``make_store("name", **options)``; one name is one
     database (a SQLite file, a PostgreSQL schema), so opening it twice is two processes'
     view of one store. Closed at the end of the test."""
     kind: str = request.param
     url = request.getfixturevalue("postgres_url") if kind == "postgres" else ""
-    opened: list[Store] = []
+    opened: list[Database] = []
     schemas: dict[str, str] = {}
 
-    def make(name: str = "s", **options: Any) -> Store:
-        store: Store
+    def make(name: str = "s", **options: Any) -> Database:
+        store: Database
         if kind == "sqlite":
-            store = SqliteStore(tmp_path / f"{name}.sqlite3", **options)
+            store = SqliteDatabase(tmp_path / f"{name}.sqlite3", **options)
         else:
-            from app.store.postgres import PostgresStore
+            from app.db.postgres import PostgresDatabase
 
             if name not in schemas:
                 schemas[name] = schema_url(url, f"t{next(_schemas)}_{os.getpid()}_{name}")
-            store = PostgresStore(schemas[name], **options)
+            store = PostgresDatabase(schemas[name], **options)
         opened.append(store)
         return store
 

@@ -8,11 +8,11 @@ from collections.abc import Callable
 import pytest
 
 from app.engine.optimizers import PLAIN_SGD
-from app.sessions import SessionStore, StoreFull, UnknownSession
-from app.store import Store
+from app.sessions import LiveSessions, ServerFull, UnknownSession
+from app.db import Database
 from app.timeline import Setup, Timeline
 
-Make = Callable[..., Store]
+Make = Callable[..., Database]
 
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
                                                       "backward", "step"))  # fmt: skip
@@ -27,7 +27,7 @@ class Clock:
 
 
 def test_ids_are_long_and_distinct(make_store: Make) -> None:
-    sessions = SessionStore(make_store(), 100, 60)
+    sessions = LiveSessions(make_store(), 100, 60)
     ids = {sessions.create(NEURON).id for _ in range(50)}
     assert len(ids) == 50
     assert all(len(i) >= 22 for i in ids)  # 16 random bytes, url-safe base64
@@ -35,7 +35,7 @@ def test_ids_are_long_and_distinct(make_store: Make) -> None:
 
 def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_store: Make) -> None:
     clock = Clock()
-    sessions = SessionStore(make_store(), 2, idle_timeout=60, clock=clock)
+    sessions = LiveSessions(make_store(), 2, idle_timeout=60, clock=clock)
     a = sessions.create(NEURON)
     a.timeline.run(1)
     sessions.save(a)
@@ -52,23 +52,23 @@ def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_store: Mak
 
 
 def test_a_busy_session_never_leaves_memory(make_store: Make) -> None:
-    sessions = SessionStore(make_store(), 1, idle_timeout=60)
+    sessions = LiveSessions(make_store(), 1, idle_timeout=60)
     a = sessions.create(NEURON)
-    with a.lock, pytest.raises(StoreFull):
+    with a.lock, pytest.raises(ServerFull):
         sessions.create(NEURON)  # the only session in memory is in use
     assert not a.gone
 
 
 def test_the_store_cap_takes_the_oldest_idle_first(make_store: Make) -> None:
-    sessions = SessionStore(make_store(max_logs=3), 1, idle_timeout=60)
+    sessions = LiveSessions(make_store(max_logs=3), 1, idle_timeout=60)
     made = [sessions.create(NEURON).id for _ in range(5)]  # each new one pushes one out
     with pytest.raises(UnknownSession):
         sessions.get(made[0])
-    assert sessions.get(made[-1]).id == made[-1] and sessions.store.count() <= 3
+    assert sessions.get(made[-1]).id == made[-1] and sessions.db.count() <= 3
 
 
 def test_delete(make_store: Make) -> None:
-    sessions = SessionStore(make_store(), 5, idle_timeout=60)
+    sessions = LiveSessions(make_store(), 5, idle_timeout=60)
     a = sessions.create(NEURON)
     sessions.delete(a.id)
     assert a.gone
@@ -93,8 +93,8 @@ def line(timeline: Timeline) -> tuple[str, int]:
 def test_two_processes_take_a_session_in_turns(make_store: Make) -> None:
     """A acts, B replays and acts, A acts again: A's stale copy is dropped, A replays the log
     (B's moment) and its answer continues from there; no event lost or doubled."""
-    a = SessionStore(make_store(), 10, idle_timeout=60)
-    b = SessionStore(make_store(), 10, idle_timeout=60)  # another process, the same database
+    a = LiveSessions(make_store(), 10, idle_timeout=60)
+    b = LiveSessions(make_store(), 10, idle_timeout=60)  # another process, the same database
     first = a.create(NEURON)
     with first.lock:
         a.act(first, lambda t: t.run(1))
@@ -110,7 +110,7 @@ def test_two_processes_take_a_session_in_turns(make_store: Make) -> None:
     assert first.gone and a.live(first.id) is not first
     now = a.get(first.id)
     assert now.owner == theirs.owner + 1
-    lines = [e.entry for e in b.store.load(first.id).events]
+    lines = [e.entry for e in b.db.load(first.id).events]
     assert lines == ["forward", "loss", "zero_grad", "backward", "step", "forward", "loss",
                      "zero_grad"]  # fmt: skip
     with theirs.lock:  # B, stale in turn, never answers from its copy, even a read
@@ -128,4 +128,4 @@ def test_two_processes_take_a_session_in_turns(make_store: Make) -> None:
     with again.lock:
         assert a.act(again, lambda t: t.snapshot()) == latest.timeline.snapshot()
     assert latest.timeline.snapshot() == alone.snapshot()
-    assert len(b.store.load(first.id).events) == 10
+    assert len(b.db.load(first.id).events) == 10

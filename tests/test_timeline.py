@@ -20,9 +20,9 @@ from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, ENTRIES
 from app.sessions import Journal
-from app.store import SqliteStore, Store
+from app.db import SqliteDatabase, Database
 from app.timeline import MomentOutOfRange, Setup, Timeline, TimelineError
-from tests.oracle import Plain
+from support.oracle import Plain
 
 OPTIMIZERS = [PLAIN_SGD, OptimizerSpec("sgd", momentum=0.9), OptimizerSpec("adam")]
 LR = {"neuron": 0.05, "moons": 0.3, "parabola": 0.05}
@@ -64,9 +64,9 @@ def setup(
     return Setup(scenario, LR[scenario], 0, optimizer, accumulate, {}, program, **(extras or {}))
 
 
-def stored(s: Setup, every: int = 3) -> tuple[Timeline, SqliteStore]:
+def stored(s: Setup, every: int = 3) -> tuple[Timeline, SqliteDatabase]:
     """A timeline whose older keyframes live only in a real (in-memory SQLite) store."""
-    store = SqliteStore(":memory:")
+    store = SqliteDatabase(":memory:")
     store.create("s", s)
     return Timeline(s, Journal(store, "s"), every=every), store
 
@@ -241,7 +241,7 @@ def test_reset_is_a_new_start() -> None:
     assert timeline.snapshot()["params"][0]["value"] == [[0.0]] and timeline.lab.lr == 0.1
 
 
-def test_a_timeline_keeps_the_newest_moments(make_store: Callable[..., Store]) -> None:
+def test_a_timeline_keeps_the_newest_moments(make_store: Callable[..., Database]) -> None:
     store = make_store()
     s = setup("neuron")
     store.create("s", s)
@@ -288,7 +288,7 @@ def test_keyframes_round_trip_exactly() -> None:
 
 
 def test_a_graph_built_before_a_restart_backpropagates_after_it(
-    make_store: Callable[..., Store],
+    make_store: Callable[..., Database],
 ) -> None:
     """forward and loss, then the process is gone: the log rebuilds the graph, and backward
     gives plain PyTorch's gradients (on either store)."""

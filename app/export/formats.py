@@ -6,7 +6,7 @@ import textwrap
 from dataclasses import replace
 from typing import Any
 
-from .setup import Session, Setup, Unsupported, _session
+from .setup import ScriptPlan, SetupFields, Unsupported, _session
 from .units import Event, Loop, Piece, Unit, _fold, _render, _State, _units
 
 
@@ -35,7 +35,7 @@ def _result(loss: bool) -> list[str]:
     ]
 
 
-def _build(setup: Setup, events: list[Event]) -> tuple[Session, list[Piece], _State]:
+def _build(setup: SetupFields, events: list[Event]) -> tuple[ScriptPlan, list[Piece], _State]:
     """Raises ValueError for a log that does not fit the format (or could not have run)."""
     try:
         session = _session(setup)
@@ -52,7 +52,7 @@ def _build(setup: Setup, events: list[Event]) -> tuple[Session, list[Piece], _St
     return session, pieces, state
 
 
-def _summary(session: Session, pieces: list[Piece], state: _State) -> list[str]:
+def _summary(session: ScriptPlan, pieces: list[Piece], state: _State) -> list[str]:
     """What the session was, a paragraph each."""
     loops = sum(isinstance(p, Loop) for p in pieces)
     folded = f"; repeats are folded into {loops} for loop(s)" if loops else ""
@@ -68,7 +68,7 @@ def _summary(session: Session, pieces: list[Piece], state: _State) -> list[str]:
 # -- the two formats --------------------------------------------------------------
 
 
-def script(setup: Setup, events: list[Event]) -> str:
+def script(setup: SetupFields, events: list[Event]) -> str:
     """A standalone Python script that runs the session again in plain PyTorch."""
     session, pieces, state = _build(setup, events)
     header = [f"# {session.title}, exported as plain PyTorch.", "#"]
@@ -95,7 +95,7 @@ def _cell(index: int, kind: str, lines: list[str]) -> dict[str, Any]:
     return cell
 
 
-def notebook(setup: Setup, events: list[Event]) -> dict[str, Any]:
+def notebook(setup: SetupFields, events: list[Event]) -> dict[str, Any]:
     """The same as a Jupyter notebook (nbformat 4): title, setup, one cell per line or loop."""
     session, pieces, state = _build(setup, events)
     title = [f"# {session.title}"]

@@ -10,7 +10,7 @@ from typing import Any
 from ..engine import scenarios
 from ..engine.program import ENTRIES, code
 
-Setup = dict[str, Any]
+SetupFields = dict[str, Any]
 
 AUTOCAST = ("bfloat16", "float16")
 
@@ -20,7 +20,7 @@ class Unsupported(ValueError):
 
 
 @dataclass(frozen=True)
-class Session:
+class ScriptPlan:
     """What a script needs besides the events: its setup code and how a line is written."""
 
     setup: tuple[str, ...]
@@ -192,7 +192,7 @@ def _data(
     raise ValueError(f"unknown scenario {scenario!r}")
 
 
-def _session(setup: Setup) -> Session:
+def _session(setup: SetupFields) -> ScriptPlan:
     scenario, seed = setup.get("scenario"), int(setup.get("seed", 0))
     dropout, batchnorm = float(setup.get("dropout", 0.0)), bool(setup.get("batchnorm", False))
     softmax = bool(setup.get("softmax_before_loss", False))
@@ -293,7 +293,7 @@ def _session(setup: Setup) -> Session:
         words.append(f"Mixed precision: autocast {amp}" + f", {with_scaler}" * (amp == "float16"))
     forward = (*draw, code("forward", amp=amp))
     fresh = make_optimizer.removeprefix("optimizer = ")
-    return Session(tuple(lines), forward, loss, title, tuple(words), max_norm, amp, scaler, fresh)
+    return ScriptPlan(tuple(lines), forward, loss, title, tuple(words), max_norm, amp, scaler, fresh)
 
 
 def _scheduler(spec: dict[str, Any] | None) -> list[str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engine.program import ENTRIES, code, preset_of
-from .setup import Session, Unsupported, _num, _program
+from .setup import ScriptPlan, Unsupported, _num, _program
 
 Event = dict[str, Any]
 
@@ -81,7 +81,7 @@ class _State:
     old_graph: bool = False
 
 
-def _line(session: Session, entry: str) -> tuple[str, ...]:
+def _line(session: ScriptPlan, entry: str) -> tuple[str, ...]:
     name = ENTRIES[entry][0]
     if name == "forward":
         return session.forward
@@ -94,7 +94,7 @@ def _line(session: Session, entry: str) -> tuple[str, ...]:
     return (code(entry, max_norm=session.max_norm, amp=session.amp, scaler=session.scaler),)
 
 
-def _checkpoint(session: Session, model_only: bool) -> tuple[str, ...]:
+def _checkpoint(session: ScriptPlan, model_only: bool) -> tuple[str, ...]:
     """Copies, as ``torch.save`` then ``torch.load`` would give them (as the Lab holds them): a
     bare ``state_dict()`` shares the live tensors, which the next step changes."""
     parts = ['"model": copy.deepcopy(model.state_dict())']
@@ -105,7 +105,7 @@ def _checkpoint(session: Session, model_only: bool) -> tuple[str, ...]:
     return (f"ckpt = {{{', '.join(parts)}}}  # copies, as torch.save then torch.load give",)
 
 
-def _resume(session: Session) -> tuple[str, ...]:
+def _resume(session: ScriptPlan) -> tuple[str, ...]:
     """What a restarted job does: a fresh model and optimizer (train mode, no .grad, no
     optimizer state, the creation lr), then ``load_state_dict`` of what ckpt holds."""
     lines = [
@@ -127,7 +127,7 @@ def _resume(session: Session) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[str, ...]:
+def _failed(session: ScriptPlan, entry: str, state: _State, error: str) -> tuple[str, ...]:
     name = ENTRIES[entry][0]
     lines = _line(session, entry)
     missing = (name == "loss" and not state.out) or (name in USES_LOSS and not state.loss)
@@ -161,7 +161,7 @@ def _failed(session: Session, entry: str, state: _State, error: str) -> tuple[st
     )
 
 
-def _units(session: Session, events: list[Event], state: _State) -> list[Unit]:
+def _units(session: ScriptPlan, events: list[Event], state: _State) -> list[Unit]:
     units = []
     for number, event in enumerate(events):
         op = event.get("op")

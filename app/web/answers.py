@@ -146,7 +146,7 @@ class QuizOut(BaseModel):
     explanation: str | None
 
 
-class Session(BaseModel):
+class SessionOut(BaseModel):
     id: str
     scenario: Scenario
     lr: float

@@ -20,10 +20,10 @@ from ..engine.program import PRESETS, program_for
 from ..quizzes import self_study_preset
 from ..records import Setup
 from ..sessions import Session as LiveSession
-from ..sessions import SessionBusy, SessionStore
-from ..store import NotOwner
+from ..sessions import SessionBusy, LiveSessions
+from ..db import NotOwner
 from ..timeline import Timeline, TimelineError
-from .answers import Output, Problem, Session
+from .answers import Output, Problem, SessionOut
 from .schemas import (
     BackwardBody,
     CreateSession,
@@ -40,12 +40,12 @@ from .schemas import (
 router = APIRouter(prefix="/api")
 
 
-async def get_store(request: Request) -> SessionStore:  # async: no thread hop for a lookup
-    store: SessionStore = request.app.state.store
-    return store
+async def get_sessions(request: Request) -> LiveSessions:  # async: no thread hop for a lookup
+    sessions: LiveSessions = request.app.state.sessions
+    return sessions
 
 
-Store = Annotated[SessionStore, Depends(get_store)]
+Sessions = Annotated[LiveSessions, Depends(get_sessions)]
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "no such session (or it expired)"},
     409: {"model": Problem, "description": "the line cannot run now; PyTorch's own message"},
@@ -67,9 +67,9 @@ def as_json(data: Any, status: int = 200) -> Response:
 
 @dataclass
 class SessionTarget:
-    """One request on one session: which, and from which store."""
+    """One request on one session: which, and from which database."""
 
-    store: SessionStore
+    sessions: LiveSessions
     session_id: str
 
     async def use(self, read: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
@@ -78,21 +78,21 @@ class SessionTarget:
 
     async def take(self, read: Callable[[Timeline], Any], *, heavy: bool = False) -> Any:
         """What ``read`` takes from the session's Timeline, alone: concurrent requests on it
-        take turns. Whatever ``read`` changed is in the store before the answer goes out. The
+        take turns. Whatever ``read`` changed is in the database before the answer goes out. The
         result is plain data made fresh under the lock (the engine never changes it
         afterwards), so it is turned into JSON after the lock is let go.
 
         A line on these tiny models takes less time than handing it to a worker thread, so
         it runs right here when the session is in memory and free. A ``heavy`` action (``run``),
-        a session another request holds, and one that must be read back from the store go to
+        a session another request holds, and one that must be read back from the database go to
         a thread: the event loop never waits on a lock or a replay.
         """
-        session = self.store.live(self.session_id)
+        session = self.sessions.live(self.session_id)
         if session is not None and not heavy and session.lock.acquire(blocking=False):
             held = session
             try:
                 if not held.gone:
-                    return self.store.act(held, read, replay=False)
+                    return self.sessions.act(held, read, replay=False)
             except NotOwner:  # another process took it since: dropped, replayed in a thread
                 session = None
             finally:
@@ -109,12 +109,12 @@ class SessionTarget:
         return await anyio.to_thread.run_sync(self._locked, None, read)
 
     def _locked(self, session: LiveSession | None, read: Callable[[Timeline], Any]) -> Any:
-        while True:  # a session that left memory meanwhile is read back from the store
+        while True:  # a session that left memory meanwhile is read back from the database
             if session is None or session.gone:
-                session = self.store.get(self.session_id)
+                session = self.sessions.get(self.session_id)
             with session.lock:
                 if not session.gone:
-                    return self.store.act(session, read)  # replayed if another process took it
+                    return self.sessions.act(session, read)  # replayed if another process took it
 
 
 @dataclass
@@ -129,14 +129,14 @@ class SessionCall(SessionTarget):
         def read(timeline: Timeline) -> dict[str, Any]:
             action(timeline)
             data = {"id": self.session_id, **timeline.snapshot(self.since)}
-            return self.store.shown(self.session_id, data)
+            return self.sessions.shown(self.session_id, data)
 
         return await self.use(read, heavy=heavy)
 
 
-# these two read the store off the app themselves: one dependency level less on every line
+# these two read the database off the app themselves: one dependency level less on every line
 async def session_target(session_id: str, request: Request) -> SessionTarget:
-    return SessionTarget(request.app.state.store, session_id)
+    return SessionTarget(request.app.state.sessions, session_id)
 
 
 async def session_call(
@@ -147,7 +147,7 @@ async def session_call(
         Query(ge=0, le=2**53, description="send only the history points numbered this or later"),
     ] = 0,
 ) -> SessionCall:
-    return SessionCall(request.app.state.store, session_id, since)
+    return SessionCall(request.app.state.sessions, session_id, since)
 
 
 Target = Annotated[SessionTarget, Depends(session_target)]
@@ -193,16 +193,16 @@ def scenario_options(body: CreateSession) -> dict[str, float]:
 @router.post(
     "/sessions",
     status_code=201,
-    response_model=Session,
+    response_model=SessionOut,
     responses={
         404: {"model": Problem, "description": "no such snapshot"},
         503: {"model": Problem, "description": "the server is full"},
     },
 )
-def create_session(body: CreateSession, store: Store, request: Request) -> Response:
+def create_session(body: CreateSession, sessions: Sessions, request: Request) -> Response:
     quiz = self_study_preset() if body.quiz else None
     if body.snapshot is not None:
-        session = store.from_snapshot(body.snapshot)
+        session = sessions.from_snapshot(body.snapshot)
     else:
         info = catalogue.info(body.scenario)
         toggles = Toggles(body.skip_zero_grad, body.step_first)
@@ -225,19 +225,19 @@ def create_session(body: CreateSession, store: Store, request: Request) -> Respo
             body.dtype,
             None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
         )
-        session = store.create(setup)
+        session = sessions.create(setup)
     if quiz is not None:
         request.app.state.hub.study.start(session.id, quiz.name)
-    data = store.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
+    data = sessions.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
     return as_json(data, status=201)
 
 
-@router.get("/sessions/{session_id}", response_model=Session, responses=ERRORS)
+@router.get("/sessions/{session_id}", response_model=SessionOut, responses=ERRORS)
 async def get_session(call: Call) -> Response:
     return await call.act(lambda timeline: None)
 
 
-@router.patch("/sessions/{session_id}", response_model=Session, responses=ERRORS)
+@router.patch("/sessions/{session_id}", response_model=SessionOut, responses=ERRORS)
 async def patch_session(call: Call, body: PatchSession) -> Response:
     """Change lr, max_norm, the toggles (which rewrite the program) or the program itself."""
     skip, first = body.skip_zero_grad, body.step_first
@@ -263,8 +263,8 @@ async def patch_session(call: Call, body: PatchSession) -> Response:
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=ERRORS)
-def delete_session(session_id: str, store: Store, request: Request) -> Response:
-    store.delete(session_id)
+def delete_session(session_id: str, sessions: Sessions, request: Request) -> Response:
+    sessions.delete(session_id)
     hub = request.app.state.hub
     if hub.of_session(session_id) is not None:  # its lecture ends with it: followers get `end`
         hub.end(session_id)
@@ -277,44 +277,44 @@ async def output(target: Target, size: Annotated[int, Query(ge=2, le=80)] = 30) 
     return await target.use(lambda timeline: timeline.lab.output(size))
 
 
-@router.post("/sessions/{session_id}/forward", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/forward", response_model=SessionOut, responses=ERRORS)
 async def forward(call: Call) -> Response:
     return await call.act(lambda timeline: timeline.line("forward"))
 
 
-@router.post("/sessions/{session_id}/loss", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/loss", response_model=SessionOut, responses=ERRORS)
 async def loss(call: Call) -> Response:
     return await call.act(lambda timeline: timeline.line("loss"))
 
 
-@router.post("/sessions/{session_id}/zero_grad", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/zero_grad", response_model=SessionOut, responses=ERRORS)
 async def zero_grad(call: Call, body: ZeroGradBody | None = None) -> Response:
     entry = "zero_grad" if body is None or body.set_to_none else "zero_grad(set_to_none=False)"
     return await call.act(lambda timeline: timeline.line(entry))
 
 
-@router.post("/sessions/{session_id}/backward", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/backward", response_model=SessionOut, responses=ERRORS)
 async def backward(call: Call, body: BackwardBody | None = None) -> Response:
     entry = "backward(retain_graph=True)" if body and body.retain_graph else "backward"
     return await call.act(lambda timeline: timeline.line(entry))
 
 
-@router.post("/sessions/{session_id}/step", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/step", response_model=SessionOut, responses=ERRORS)
 async def step(call: Call) -> Response:
     return await call.act(lambda timeline: timeline.line("step"))
 
 
-@router.post("/sessions/{session_id}/next", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/next", response_model=SessionOut, responses=ERRORS)
 async def next_line(call: Call) -> Response:
     return await call.act(Timeline.next)
 
 
-@router.post("/sessions/{session_id}/run", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/run", response_model=SessionOut, responses=ERRORS)
 async def run(call: Call, body: RunBody) -> Response:
     return await call.act(lambda timeline: timeline.run(body.iterations), heavy=True)
 
 
-@router.post("/sessions/{session_id}/reset", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/reset", response_model=SessionOut, responses=ERRORS)
 async def reset(call: Call) -> Response:
     return await call.act(Timeline.reset)
 
@@ -327,13 +327,13 @@ REWIND_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post("/sessions/{session_id}/rewind", response_model=Session, responses=ERRORS)
+@router.post("/sessions/{session_id}/rewind", response_model=SessionOut, responses=ERRORS)
 async def rewind(call: Call, body: RewindBody) -> Response:
     """The Session exactly as it was answered right after line ``to`` (0: the start)."""
     return await call.act(lambda timeline: timeline.rewind(body.to))
 
 
-@router.post("/sessions/{session_id}/back", response_model=Session, responses=REWIND_ERRORS)
+@router.post("/sessions/{session_id}/back", response_model=SessionOut, responses=REWIND_ERRORS)
 async def back(call: Call) -> Response:
     """One moment back: the Session as it was answered after the line before."""
     return await call.act(Timeline.back)
@@ -350,10 +350,10 @@ async def timeline(target: Target) -> Response:
 )
 async def snapshot(target: Target, request: Request) -> Response:
     """A frozen copy of this session's log up to now, to open as a new session elsewhere."""
-    store = target.store
+    sessions = target.sessions
 
     def take(timeline: Timeline) -> dict[str, str]:
-        token = store.snapshot(target.session_id)  # the log is saved up to now: copy it
+        token = sessions.snapshot(target.session_id)  # the log is saved up to now: copy it
         root = request.scope.get("root_path", "")
         return {"snapshot": token, "url": f"{root}/?snapshot={token}"}
 

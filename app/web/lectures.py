@@ -19,7 +19,7 @@ from ..quizzes import LectureConflict
 from ..sessions import Session as LiveSession
 from ..sessions import UnknownSession
 from ..timeline import Timeline
-from .answers import Problem, Session
+from .answers import Problem, SessionOut
 from .api import ERRORS, SessionTarget, Target, as_json
 from .schemas import Body
 
@@ -37,7 +37,7 @@ PresetName = Literal[
 # the Session without its id: the id drives a session, and followers must never see it
 FollowerSession: Any = create_model(
     "FollowerSession",
-    **{n: (f.annotation, f) for n, f in Session.model_fields.items() if n != "id"},  # type: ignore[call-overload]
+    **{n: (f.annotation, f) for n, f in SessionOut.model_fields.items() if n != "id"},  # type: ignore[call-overload]
 )
 
 
@@ -106,7 +106,7 @@ def lecture_of(hub: LectureHub, session_id: str) -> Lecture:
 
 
 def watching(lecture: Lecture, request: Request) -> SessionTarget:
-    return SessionTarget(request.app.state.store, lecture.session_id)
+    return SessionTarget(request.app.state.sessions, lecture.session_id)
 
 
 # -- the instructor ------------------------------------------------------------------
@@ -149,7 +149,7 @@ async def tally(session_id: str, hub: Hub) -> Response:
     """The live tally (no question yet: no choices) and how many follow now."""
     if hub.relay is None:
         return as_json(hub.tally(lecture_of(hub, session_id)))
-    # several processes: the answers are counted in the store
+    # several processes: the answers are counted in the database
     return as_json(await anyio.to_thread.run_sync(lambda: hub.tally(lecture_of(hub, session_id))))
 
 
@@ -234,7 +234,7 @@ async def events(
 @router.post(
     "/lectures/{code}/fork",
     status_code=201,
-    response_model=Session,
+    response_model=SessionOut,
     responses={**NOT_FOUND, 409: {"model": Problem, "description": "a question is open"}},
 )
 async def fork(code: str, hub: Hub, request: Request) -> Response:
@@ -242,17 +242,17 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
     lecture = hub.find(code)
     if lecture.hidden:
         raise LectureConflict("not during a question: try it yourself once it is revealed")
-    store = request.app.state.store
+    sessions = request.app.state.sessions
 
     def copy(_: Timeline | None = None) -> LiveSession:
-        new: LiveSession = store.fork(lecture.session_id)
+        new: LiveSession = sessions.fork(lecture.session_id)
         return new
 
     if hub.relay is not None:  # several processes: the log as stored, the session left alone
         new = await anyio.to_thread.run_sync(copy)
     else:
         new = await watching(lecture, request).take(copy, heavy=True)
-    return as_json(store.shown(new.id, {"id": new.id, **new.timeline.snapshot()}), status=201)
+    return as_json(sessions.shown(new.id, {"id": new.id, **new.timeline.snapshot()}), status=201)
 
 
 @router.post(

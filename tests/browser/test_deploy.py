@@ -23,8 +23,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.conftest import free_port
-from tests.process import server_process, stop
+from support.serve import free_port
+from support.process import server_process, stop
 
 from .conftest import Watch, shot
 from .test_page import value

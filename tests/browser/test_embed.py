@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, FrameLocator, Page, expect
 
 from app.settings import Settings
-from tests.conftest import serve
+from support.serve import serve
 
 from .conftest import Watch, shot
 from .test_a11y import violations

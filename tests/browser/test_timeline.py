@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from app.settings import Settings
 
-from ..conftest import free_port, serve
+from support.serve import free_port, serve
 from .conftest import Watch, attach, shot
 from .test_page import next_line
 

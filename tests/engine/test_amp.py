@@ -11,7 +11,7 @@ from app.engine.amp import AmpSpec
 from app.engine.program import CORRECT
 from tests.engine.test_lab import assert_same
 from tests.engine.test_real_loop import both
-from tests.oracle import Plain
+from support.oracle import Plain
 
 BF16, FP16 = AmpSpec("bfloat16"), AmpSpec("float16")
 SCALED = [*CORRECT, "scaler_update"]

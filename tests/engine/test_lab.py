@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from app.engine import Lab, LineError, Toggles
 from app.engine.amp import AmpSpec
 from app.engine.program import ENTRIES
-from tests.oracle import Plain
+from support.oracle import Plain
 
 
 def wb(lab: Lab) -> tuple[float, float]:

@@ -7,7 +7,7 @@ import torch
 from app.engine import Lab
 from app.engine.optimizers import OptimizerSpec
 from tests.engine.test_lab import assert_same
-from tests.oracle import Plain
+from support.oracle import Plain
 
 
 def run_plain(plain: Plain, iterations: int) -> None:

@@ -9,7 +9,7 @@ from app.engine import Lab, LineError
 from app.engine.optimizers import OptimizerSpec
 from app.engine.program import PRESETS, preset_of, program_for, toggles_of
 from tests.engine.test_lab import assert_same, grads, wb
-from tests.oracle import Plain
+from support.oracle import Plain
 
 BY_NAME = {p.name: list(p.program) for p in PRESETS}
 

@@ -15,7 +15,7 @@ from app.engine.amp import AmpSpec
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, PRESETS
 from tests.engine.test_lab import assert_same
-from tests.oracle import Plain
+from support.oracle import Plain
 
 BY_NAME = {p.name: p for p in PRESETS}
 ADAM = OptimizerSpec("adam")

@@ -13,8 +13,8 @@ import pytest
 
 from app.main import create_app
 from app.settings import Settings
-from tests.conftest import serve
-from tests.oracle import Plain
+from support.serve import serve
+from support.oracle import Plain
 
 
 def new(client: httpx.Client, **body: Any) -> dict[str, Any]:
@@ -317,7 +317,7 @@ def test_a_flooded_session_answers_429_and_recovers() -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
             sid = (await c.post("/api/sessions", json={})).json()["id"]
-            session = app.state.store.get(sid)
+            session = app.state.sessions.get(sid)
             session.lock.acquire()  # as a long run would
             calls = [c.post(f"/api/sessions/{sid}/next") for _ in range(5)]
             calls.append(c.get(f"/api/sessions/{sid}/output"))  # no way round the cap

@@ -9,8 +9,8 @@ import httpx
 import pytest
 import torch
 
-from app.web.answers import Session
-from tests.oracle import Plain
+from app.web.answers import SessionOut
+from support.oracle import Plain
 from tests.web.test_api import line, new
 
 SCALED = ["forward", "loss", "zero_grad", "backward", "step", "scaler_update"]
@@ -54,7 +54,7 @@ def test_float16_with_a_scaler_skips_its_first_steps(client: httpx.Client) -> No
     assert s["scaler"]["scale"] == 32768.0 and s["scaler"]["found_inf"] is None
     r = client.post(f"/api/sessions/{sid}/run", json={"iterations": 7})
     s = r.json()
-    Session.model_validate({**s})
+    SessionOut.model_validate({**s})
     assert s["scaler"] == {
         "scale": 2048.0,
         "growth_tracker": 3,
@@ -73,7 +73,7 @@ def test_float16_with_a_scaler_skips_its_first_steps(client: httpx.Client) -> No
     r = client.post(f"/api/sessions/{sid}/step")
     assert r.status_code == 409
     assert r.json()["detail"] == "step() has already been called since the last update()."
-    # the script writes the GradScaler (tests/test_export_real_loop.py runs such scripts)
+    # the script writes the GradScaler (tests/export/test_real_loop.py runs such scripts)
     r = client.get(f"/api/sessions/{sid}/script")
     assert r.status_code == 200 and 'scaler = torch.amp.GradScaler("cpu")' in r.text
     assert "scaler.step(optimizer)" in r.text and "scaler.update()" in r.text

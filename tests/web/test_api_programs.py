@@ -8,9 +8,9 @@ import httpx
 import pytest
 
 from app.engine.program import ENTRIES
-from app.web.answers import Session
+from app.web.answers import SessionOut
 from app.web.schemas import Entry
-from tests.oracle import Plain
+from support.oracle import Plain
 from tests.web.test_api import line, new, values
 
 
@@ -174,7 +174,7 @@ def test_answers_are_exactly_the_documented_session(
     sid = new(client, **body)["id"]
     for _ in range(3):
         s = line(client, sid, "run", {"iterations": 20})
-        assert Session.model_validate(s).model_dump(mode="json") == s
+        assert SessionOut.model_validate(s).model_dump(mode="json") == s
 
 
 def test_the_contract_names_every_engine_entry() -> None:

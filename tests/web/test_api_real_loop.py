@@ -10,8 +10,8 @@ import httpx
 import pytest
 import torch
 
-from app.web.answers import Session
-from tests.oracle import Plain
+from app.web.answers import SessionOut
+from support.oracle import Plain
 from tests.web.test_api import line, new
 from tests.web.test_api_script import numbers, run_python
 
@@ -87,7 +87,7 @@ def test_the_new_stores_in_an_answer(client: httpx.Client) -> None:
     assert [p["value"] for p in s["params"]] == [
         p.detach().tolist() for p in plain.model.parameters()
     ]
-    Session.model_validate(s)
+    SessionOut.model_validate(s)
 
 
 def test_clip_result_and_the_schedulers_warning(client: httpx.Client) -> None:
@@ -122,7 +122,7 @@ def test_resume_without_a_checkpoint_is_409(client: httpx.Client) -> None:
 
 
 def test_the_export_refuses_what_it_cannot_write_yet(client: httpx.Client) -> None:
-    sid = new(client)["id"]  # checkpoints export now (tests/test_export.py runs them)
+    sid = new(client)["id"]  # checkpoints export now (tests/export/test_export.py runs them)
     program(client, sid, ["forward", "loss", "backward", "checkpoint", "step", "resume"])
     line(client, sid, "run", {"iterations": 1})
     for fmt in ("py", "ipynb"):

@@ -10,7 +10,7 @@ import httpx
 
 from app.settings import Settings
 
-from ..conftest import serve
+from support.serve import serve
 
 
 def new(client: httpx.Client, **body: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from schemathesis import checks
 
 from app.settings import Settings
 
-from ..conftest import serve
+from support.serve import serve
 
 # Bodies are strict on purpose (README): 999.0 is not an integer and "0.1" is not a number,
 # while JSON Schema calls 999.0 an integer, so "every schema-valid body is accepted" cannot

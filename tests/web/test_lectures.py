@@ -18,7 +18,7 @@ from app.lectures import ALPHABET
 from app.quizzes import BURST, HIDDEN, MAX_VOTERS
 from app.settings import Settings
 
-from ..conftest import schema_url, serve
+from support.serve import schema_url, serve
 
 FOLLOWER_SKIP = {"id", "quiz"}
 

@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from app.settings import Settings
-from tests.conftest import serve
+from support.serve import serve
 
 MAX_BODY = Settings().max_body  # the default the server runs with
 PATHS = [

@@ -11,7 +11,7 @@ import pytest
 
 from app.settings import Settings
 
-from ..conftest import schema_url, serve
+from support.serve import schema_url, serve
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

@@ -3,6 +3,6 @@
 
 from __future__ import annotations
 
-from bench.spawn import ROOT, rss_kib, server_process, stop
+from support.process import ROOT, rss_kib, server_process, stop
 
 __all__ = ["ROOT", "rss_kib", "server_process", "stop"]

@@ -7,7 +7,7 @@ its answer goes out, so a server killed at any point (even ``kill -9``) comes ba
 acknowledged answer: the log replays to it. Snapshots are frozen copies of a log under their
 own token, with their own lifetime.
 
-Everything above uses the ``Store`` protocol below; ``open_store`` picks the store.
+Everything above uses the ``Database`` protocol below; ``open_database`` picks the database.
 
 - ``logs.py``: the logs' SQL (both dialects), owner epochs (``claim``, ``NotOwner``)
 - ``lectures.py``: the lecture tables
@@ -24,9 +24,9 @@ from typing import Any, Protocol, Unpack
 from ..engine import LabState
 from ..records import Change, Saved, Setup
 from .lectures import EVENTS_KEPT, StoredLecture
-from .logs import DAY, Limits, NoSuchLog, NotOwner, StoreUnavailable
+from .logs import DAY, Limits, NoSuchLog, NotOwner, DatabaseUnavailable
 from .schema import SCHEMA
-from .sqlite import SqliteStore
+from .sqlite import SqliteDatabase
 
 __all__ = [
     "DAY",
@@ -36,11 +36,11 @@ __all__ = [
     "Listener",
     "NoSuchLog",
     "NotOwner",
-    "SqliteStore",
+    "SqliteDatabase",
     "Store",
-    "StoreUnavailable",
+    "DatabaseUnavailable",
     "StoredLecture",
-    "open_store",
+    "open_database",
 ]
 
 
@@ -48,8 +48,8 @@ class Listener(Protocol):
     def close(self) -> None: ...
 
 
-class Store(Protocol):
-    """What the sessions and the lectures need of a store (both stores have it all)."""
+class Database(Protocol):
+    """What the sessions and the lectures need of a database (both databases have it all)."""
 
     max_logs: int
 
@@ -87,11 +87,11 @@ class Store(Protocol):
     def listen(self, channel: str, callback: Callable[[str], None]) -> Listener | None: ...
 
 
-def open_store(where: str, **limits: Unpack[Limits]) -> Store:
-    """A ``postgresql://`` (or ``postgres://``) URL opens the PostgreSQL store; anything else
+def open_database(where: str, **limits: Unpack[Limits]) -> Database:
+    """A ``postgresql://`` (or ``postgres://``) URL opens the PostgreSQL database; anything else
     is a SQLite file's path (``:memory:`` keeps nothing)."""
     if where.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStore  # psycopg is imported only when it is used
+        from .postgres import PostgresDatabase  # psycopg is imported only when it is used
 
-        return PostgresStore(where, **limits)
-    return SqliteStore(where, **limits)
+        return PostgresDatabase(where, **limits)
+    return SqliteDatabase(where, **limits)

@@ -9,11 +9,11 @@ import time
 
 from app.fanout import END, SLICE
 from app.lectures import Lecture, LectureHub
-from app.store import SqliteStore
+from app.db import SqliteDatabase
 
 
 def hub_on(loop: asyncio.AbstractEventLoop) -> tuple[LectureHub, Lecture]:
-    hub = LectureHub(SqliteStore(":memory:"), keepalive=60)
+    hub = LectureHub(SqliteDatabase(":memory:"), keepalive=60)
     hub.loop = loop  # attach() would also read lectures back from the store: there are none
     return hub, Lecture("ABCDEFG", "session", 0, 0, time.time() + 60)
 

@@ -1,7 +1,7 @@
 """``deploy/compose.yaml`` read as compose reads it, checked against the Dockerfile and
 ``deploy/nginx.conf``: no registry here to pull nginx's and PostgreSQL's images from, and no
 compose tool, so the file's structure is what is tested (the processes it starts are tested
-for real by tests/test_shards.py)."""
+for real by tests/system/test_shards.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 
 

@@ -20,8 +20,8 @@ import httpx
 import pytest
 
 from app.engine.program import CORRECT
-from tests.conftest import schema_url
-from tests.oracle import Plain
+from support.serve import schema_url
+from support.oracle import Plain
 
 from .process import server_process
 

@@ -8,17 +8,17 @@ from collections.abc import Callable
 
 from app.engine.optimizers import PLAIN_SGD
 from app.journal import Journal
-from app.sessions import SessionStore
-from app.store import Store
+from app.sessions import LiveSessions
+from app.db import Database
 from app.timeline import KEYFRAMES_IN_MEMORY, Setup, Timeline
 
-Make = Callable[..., Store]
+Make = Callable[..., Database]
 
 MOONS = Setup("moons", 0.3, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
                                                    "backward", "step"))  # fmt: skip
 
 
-def stored_keyframes(store: Store, session_id: str) -> list[int]:
+def stored_keyframes(store: Database, session_id: str) -> list[int]:
     return [seq for seq, _ in store.load(session_id).keyframes]
 
 
@@ -26,7 +26,7 @@ def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_hol
     make_store: Make,
 ) -> None:
     store = make_store()
-    sessions = SessionStore(store, 10, 600)
+    sessions = LiveSessions(store, 10, 600)
     a = sessions.create(MOONS)
     with a.lock:  # the writer waits for the session's lock: nothing can be written meanwhile
         sessions.act(a, lambda t: t.run(20))  # 100 lines: a keyframe every 10 events
@@ -56,7 +56,7 @@ def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_hol
 
 def test_a_reset_forgets_the_pending_keyframes(make_store: Make) -> None:
     store = make_store()
-    sessions = SessionStore(store, 10, 600)
+    sessions = LiveSessions(store, 10, 600)
     a = sessions.create(MOONS)
     with a.lock:
         sessions.act(a, lambda t: t.run(8))

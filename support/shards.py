@@ -1,6 +1,6 @@
 """Several app processes behind Debian's nginx, as ``deploy/nginx.conf`` routes them.
 
-Shared by ``tests/test_shards.py`` and ``bench/scale.py``. Each app process is started the way
+Shared by ``tests/system/test_shards.py`` and ``bench/scale.py``. Each app process is started the way
 the README starts one (``python -m app.cli``) on a free 127.0.0.1 port, with the environment
 given (the tests give every process the same ``LOOP_STEPPER_DATABASE_URL``) and
 ``LOOP_STEPPER_SERVED_BY`` set to its name, so every answer says which process gave it
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import free_port
-from tests.process import stop
+from support.serve import free_port
+from support.process import stop
 
 ROOT = Path(__file__).resolve().parent.parent
 NGINX = "/usr/sbin/nginx"

@@ -21,8 +21,8 @@ import psycopg
 import pytest
 
 from app.engine.program import CORRECT
-from tests.oracle import Plain
-from tests.shards import Cluster, cluster, start_app, wait_up
+from support.oracle import Plain
+from support.shards import Cluster, cluster, start_app, wait_up
 
 SKIP = {"id", "moments"}
 HIDDEN = {"program", "code", "preset", "toggles"}

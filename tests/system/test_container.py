@@ -29,7 +29,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT.parent / "shared" / "tools" / "container-smoke"
 WORK = Path(os.environ.get("SMOKE_WORK", "/tmp/container-smoke"))
 DOCKER_TAG = "loop-stepper-test:latest"

@@ -1,5 +1,5 @@
 """Lectures across processes (issue 12): what ``app/relay.py`` reads and writes when several
-processes share one store. Mixed into the PostgreSQL store (the same SQL would run on SQLite,
+processes share one database. Mixed into the PostgreSQL database (the same SQL would run on SQLite,
 which has no other process to tell).
 
 - ``lecture_publish``: one transaction holds a lecture's event, its number, the whole view a

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app import export
-from tests.test_export import PRESET, Recorder, check_all, make_setup
+from tests.export.test_export import PRESET, Recorder, check_all, make_setup
 
 SCALED = [*PRESET["correct"], "scaler_update"]
 STEP_LR = {"kind": "step", "step_size": 2, "gamma": 0.5}

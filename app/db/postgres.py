@@ -1,4 +1,4 @@
-"""The PostgreSQL store (``LOOP_STEPPER_DATABASE_URL=postgresql://...``): the same tables and
+"""The PostgreSQL database (``LOOP_STEPPER_DATABASE_URL=postgresql://...``): the same tables and
 SQL as SQLite's (``logs.py``, ``lectures.py``), for several processes on several machines.
 
 psycopg 3 with a ``psycopg_pool.ConnectionPool`` of autocommit connections: a line at the end
@@ -6,7 +6,7 @@ of the log is one statement, one round trip; anything else is one transaction. M
 ``schema.py``'s, numbered as SQLite's, recorded in a ``schema_version`` table and run under an
 advisory lock (processes starting together migrate once).
 
-Between processes (lectures across servers) the store offers PostgreSQL's LISTEN/NOTIFY:
+Between processes (lectures across servers) the database offers PostgreSQL's LISTEN/NOTIFY:
 
 - ``notify(channel, payload)`` publishes ``payload`` (text, under 8000 bytes) to every process
   listening on ``channel``, itself included; it is delivered once the statement commits.
@@ -31,7 +31,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .logs import Limits, LogStore, StoreUnavailable
+from .logs import Limits, LogDatabase, DatabaseUnavailable
 from .schema import POSTGRES, SCHEMA, statements
 from .shared import SharedLectures
 from .sql import Cursor
@@ -46,7 +46,7 @@ def _pg(sql: str) -> str:
 
 
 class _Qmark:
-    """A psycopg cursor that reads the store's ``?`` placeholders."""
+    """A psycopg cursor that reads the database's ``?`` placeholders."""
 
     def __init__(self, cursor: psycopg.Cursor[Any]) -> None:
         self._cursor = cursor
@@ -69,7 +69,7 @@ class _Qmark:
         return self._cursor.fetchall()
 
 
-class PostgresStore(SharedLectures, LogStore):
+class PostgresDatabase(SharedLectures, LogDatabase):
     """A pool of connections: requests on different sessions write at the same time."""
 
     LOCK_ROW = " FOR SHARE"  # a claim (UPDATE of the row) waits for appends in flight
@@ -112,12 +112,12 @@ class PostgresStore(SharedLectures, LogStore):
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection. A database that cannot be reached, or that drops the connection
-        (a restart, a failover), is ``StoreUnavailable``; the pool discards the broken one."""
+        (a restart, a failover), is ``DatabaseUnavailable``; the pool discards the broken one."""
         try:
             with self._pool.connection() as conn:
                 yield conn
         except (psycopg.OperationalError, PoolTimeout) as error:
-            raise StoreUnavailable(f"the database is unreachable ({error})".strip()) from error
+            raise DatabaseUnavailable(f"the database is unreachable ({error})".strip()) from error
 
     @contextmanager
     def _tx(self) -> Iterator[Cursor]:

@@ -1,4 +1,4 @@
-"""The tests' PostgreSQL (tests/postgres.py) answers SQL on the URL it gives."""
+"""The tests' PostgreSQL (support/postgres.py) answers SQL on the URL it gives."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What both stores' SQL runs on: a DB-API cursor (sqlite3's, or psycopg's behind ``?``
+"""What both databases' SQL runs on: a DB-API cursor (sqlite3's, or psycopg's behind ``?``
 placeholders), and the JSON the rows hold."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any, Protocol, Self
 
 
 class Cursor(Protocol):
-    """The part of a DB-API cursor the store uses; placeholders are ``?`` on both dialects."""
+    """The part of a DB-API cursor the database uses; placeholders are ``?`` on both dialects."""
 
     @property
     def rowcount(self) -> int: ...

@@ -1,7 +1,7 @@
 """The session logs' SQL, once for both dialects: create, append, claim, load, keyframes,
-snapshots and forks, and the sweep that keeps the store bounded.
+snapshots and forks, and the sweep that keeps the database bounded.
 
-A store (``SqliteStore``, ``PostgresStore``) gives this class its transactions (``_tx``), its
+A database (``SqliteDatabase``, ``PostgresDatabase``) gives this class its transactions (``_tx``), its
 reads (``_read``) and the single statement of a line at the end of the log (``_write_one``);
 everything else is here. Placeholders are ``?`` (psycopg's cursor is wrapped to take them);
 upserts are ``ON CONFLICT ... DO UPDATE``, which both dialects read.
@@ -38,7 +38,7 @@ class NoSuchLog(KeyError):
     pass
 
 
-class StoreUnavailable(Exception):
+class DatabaseUnavailable(Exception):
     """The database could not be reached, or lost the connection mid-way (a 503): nothing of
     the action is acknowledged; try again."""
 
@@ -74,7 +74,7 @@ class Limits(TypedDict, total=False):
     clock: Callable[[], float]  # time.time
 
 
-class LogStore(LectureTables):
+class LogDatabase(LectureTables):
     """Everything but the connections; see the module's docstring."""
 
     # appended to the read of a log's row in a write, so that a claim waits for the appends

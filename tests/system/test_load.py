@@ -26,7 +26,7 @@ from app.settings import Settings
 
 from .process import rss_kib, server_process
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FLOOD = 4_000  # each one builds a real Lab and starts its log: 4000 is a flood
 CONCURRENCY = 32
 

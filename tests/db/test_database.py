@@ -14,10 +14,10 @@ from pydantic import ValidationError
 
 from app.engine.optimizers import PLAIN_SGD
 from app.sessions import Journal
-from app.store import DAY, SCHEMA, NoSuchLog, NotOwner, SqliteStore, Store
+from app.db import DAY, SCHEMA, NoSuchLog, NotOwner, SqliteDatabase, Database
 from app.timeline import Setup, Timeline
 
-Make = Callable[..., Store]
+Make = Callable[..., Database]
 
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
                                                       "backward", "step"))  # fmt: skip
@@ -31,7 +31,7 @@ class Clock:
         return self.now
 
 
-def session(store: Store, log_id: str, iterations: int = 1) -> Timeline:
+def session(store: Database, log_id: str, iterations: int = 1) -> Timeline:
     store.create(log_id, NEURON)
     timeline = Timeline(NEURON, Journal(store, log_id), every=3)
     timeline.run(iterations)
@@ -50,7 +50,7 @@ def test_a_log_reads_back_as_written(make_store: Make, tmp_path: Path) -> None:
     assert [seq for seq, _ in saved.keyframes] == sorted(s for s in timeline.keyframes if s >= 0)
     again = Timeline.restored(saved, Journal(store, "a"))
     assert again.snapshot() == timeline.snapshot()
-    if isinstance(store, SqliteStore):
+    if isinstance(store, SqliteDatabase):
         with sqlite3.connect(tmp_path / "s.sqlite3") as db:
             assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
             assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -209,15 +209,15 @@ def test_notifications_reach_every_listener(make_store: Make) -> None:
 
 
 def test_the_database_url_chooses_the_store(tmp_path: Path, postgres_url: str) -> None:
-    from app.main import open_store
+    from app.main import database_for
     from app.settings import Settings
-    from app.store.postgres import PostgresStore
+    from app.db.postgres import PostgresDatabase
 
-    sqlite = open_store(Settings(data=str(tmp_path)))
-    postgres = open_store(Settings(data=str(tmp_path), database_url=f" {postgres_url} "))
+    sqlite = database_for(Settings(data=str(tmp_path)))
+    postgres = database_for(Settings(data=str(tmp_path), database_url=f" {postgres_url} "))
     try:
-        assert isinstance(sqlite, SqliteStore) and sqlite.path == f"{tmp_path}/sessions.sqlite3"
-        assert isinstance(postgres, PostgresStore) and postgres.url == postgres_url
+        assert isinstance(sqlite, SqliteDatabase) and sqlite.path == f"{tmp_path}/sessions.sqlite3"
+        assert isinstance(postgres, PostgresDatabase) and postgres.url == postgres_url
     finally:
         sqlite.close()
         postgres.close()

@@ -1,4 +1,4 @@
-"""The SQLite store: one file, the default (``LOOP_STEPPER_DATA``/sessions.sqlite3).
+"""The SQLite database: one file, the default (``LOOP_STEPPER_DATA``/sessions.sqlite3).
 
 WAL mode with ``synchronous=NORMAL`` survives a killed process (the OS holds what was written);
 only a power cut may lose the newest writes. Several processes on one machine may share the
@@ -16,12 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Unpack
 
-from .logs import Limits, LogStore
+from .logs import Limits, LogDatabase
 from .schema import SCHEMA, SQLITE, statements
 from .sql import Cursor
 
 
-class SqliteStore(LogStore):
+class SqliteDatabase(LogDatabase):
     """One connection, one lock: SQLite writes one transaction at a time anyway, and each of
     ours is a few rows (a line at the newest moment is one event row, one statement)."""
 

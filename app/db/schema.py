@@ -1,4 +1,4 @@
-"""The store's tables, as numbered migrations shared by both dialects.
+"""The database's tables, as numbered migrations shared by both dialects.
 
 Each migration is applied once, in order, in one transaction with the bump of the schema's
 version: SQLite keeps the version in ``PRAGMA user_version``, PostgreSQL in a ``schema_version``

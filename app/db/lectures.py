@@ -1,6 +1,6 @@
 """The lecture tables (issue 11): running lectures, their newest events, questions, answers,
 and the self-study questions of sessions. The same SQL on both dialects (``LectureTables`` is
-mixed into both stores, over their ``_tx``/``_read``)."""
+mixed into both databases, over their ``_tx``/``_read``)."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ class LectureTables:
             )
 
     def self_quizzes(self) -> dict[str, tuple[str, bool]]:
-        """The self-study questions of sessions still in the store."""
+        """The self-study questions of sessions still in the database."""
         with self._read() as db:
             rows = db.execute(
                 "SELECT session, preset, revealed FROM self_quizzes "
