@@ -2,7 +2,7 @@
 it since it was last set, each added part split into its examples' contributions.
 
 The parts come from replaying the session's log on a scratch copy (``Timeline.scratch``) from
-a checkpoint at or before the line that last set ``.grad`` (zero_grad or resume; the start when
+a keyframe at or before the line that last set ``.grad`` (zero_grad or resume; the start when
 none did), with an ``engine.explain.Trail`` watching every line. The live Lab is not touched.
 """
 

@@ -54,6 +54,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # collection would walk (pauses of 0.2-0.6 s under a classroom's load): freeze them.
         gc.collect()
         gc.freeze()
+        if settings.gc_thresholds:  # fewer, shorter collections of the sessions' objects
+            gc.set_threshold(*(int(g) for g in settings.gc_thresholds.split(",")))
         tasks = [
             asyncio.create_task(every(settings.evict_interval, sessions.evict_idle)),
             asyncio.create_task(every(settings.sweep_interval, sessions.sweep)),
@@ -68,7 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             hub.broadcast.close()
-            sessions.db.close()
+            sessions.close()  # the keyframes still pending are written, then the database closed
 
     app = FastAPI(
         title="Loop Stepper",
@@ -188,7 +190,9 @@ def warm_up() -> None:
     """One Lab per scenario, one iteration, one snapshot, before the first student comes.
 
     The first optimizer imports ``torch._dynamo`` (over a second) and moons imports scikit-learn:
-    done here, no student's first click waits for them.
+    done here, no student's first click waits for them. It also builds the default setups'
+    seeded templates (``scenarios.moons_template``) that every new session copies, before
+    ``gc.freeze()``: they live as long as the process.
     """
     for name, (info, _) in catalogue.SCENARIOS.items():
         lab = Lab(name, info.default_lr, info.default_seed)

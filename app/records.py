@@ -176,11 +176,12 @@ class Event:
 class Change:
     """What one action did to the log, for the database to write before the answer goes out."""
 
-    rebased: Setup | None = None  # reset: a new start; every event and checkpoint is gone
+    rebased: Setup | None = None  # reset: a new start; every event and keyframe is gone
     truncate: int | None = None  # events from this sequence number on are gone
     events: list[tuple[int, Event]] = field(default_factory=list)
-    checkpoints: list[tuple[int, bool, LabState]] = field(default_factory=list)
-    forget_before: int | None = None  # events and checkpoints before this one are gone
+    # (seq, clean, state): the state captured, or already encoded (``app/keyframes.py``)
+    keyframes: list[tuple[int, bool, LabState | bytes]] = field(default_factory=list)
+    forget_before: int | None = None  # events and keyframes before this one are gone
     # where the log stands when that is not its newest event (after a rewind), or AT_END when
     # it is back there; None: as before. A line at the end writes nothing but its event.
     dropped: int = 0  # with forget_before: how many moments are gone
@@ -190,7 +191,7 @@ class Change:
     def __bool__(self) -> bool:
         return any(
             v is not None for v in (self.rebased, self.truncate, self.forget_before, self.head)
-        ) or bool(self.events or self.checkpoints)
+        ) or bool(self.events or self.keyframes)
 
 
 AT_END = -2
@@ -199,7 +200,7 @@ AT_END = -2
 class Journal(Protocol):
     """The database, as one timeline sees it."""
 
-    def checkpoint(self, seq: int) -> LabState: ...
+    def keyframe(self, seq: int) -> LabState: ...
 
 
 @dataclass
@@ -212,4 +213,4 @@ class Saved:
     dropped: int
     base_points: list[dict[str, Any]]
     events: list[Event]
-    checkpoints: list[tuple[int, bool]]  # (seq, clean); the states are read when needed
+    keyframes: list[tuple[int, bool]]  # (seq, clean); the states are read when needed

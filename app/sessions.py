@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
-from .engine import LabState
+from .journal import Journal, KeyframeWriter
 from .records import Change, Setup
 from .timeline import Timeline
 
@@ -52,16 +52,7 @@ class Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
     waiting: int = 0  # requests queued behind the lock (the HTTP layer caps it)
     gone: bool = False  # left memory: a request that still holds it must look it up again
-
-
-class Journal:
-    """The database as one timeline sees it: where its older checkpoints are read back from."""
-
-    def __init__(self, db: Database, session_id: str) -> None:
-        self.db, self.session_id = db, session_id
-
-    def checkpoint(self, seq: int) -> LabState:
-        return self.db.checkpoint(self.session_id, seq)
+    journal: Journal | None = None
 
 
 def new_id() -> str:
@@ -92,6 +83,7 @@ class LiveSessions:
         self.on_change: Callable[[Session, Change], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
         self.on_load: Callable[[str], None] | None = None  # a session read back from the database
+        self.keyframes = KeyframeWriter(db)
 
     def __len__(self) -> int:
         return len(self._live)
@@ -156,11 +148,12 @@ class LiveSessions:
         ):
             raise ServerFull(f"the server holds its maximum of {self.db.max_logs} sessions")
         session_id = new_id()
-        timeline = Timeline(setup, Journal(self.db, session_id))
+        journal = Journal(self.db, session_id)
+        timeline = Timeline(setup, journal)
         owner = self.db.create(session_id, timeline.setup)
         if timeline.change:  # a program given at creation
             self.db.append(session_id, timeline.drain(), owner)
-        session = Session(session_id, timeline, owner)
+        session = Session(session_id, timeline, owner, journal=journal)
         self._add(session)
         return session
 
@@ -179,13 +172,14 @@ class LiveSessions:
         Needs no lock of the session: every action is saved (in one transaction) under its
         lock before it is answered, and the copy reads the stored log in one transaction (one
         snapshot of it), so it holds whole actions only, each one answered or being answered.
-        The new session is replayed from its nearest checkpoint (slow: off the event loop)."""
+        The new session is replayed from its nearest keyframe (slow: off the event loop)."""
         new = new_id()
         try:
             stored, owner = self.db.fork(session_id, new)
         except NoSuchLog:
             raise UnknownSession(session_id) from None
-        session = Session(new, Timeline.restored(stored, Journal(self.db, new)), owner)
+        journal = Journal(self.db, new)
+        session = Session(new, Timeline.restored(stored, journal), owner, journal=journal)
         self._add(session)
         return session
 
@@ -223,8 +217,9 @@ class LiveSessions:
                     stored, owner = self.db.claim(session_id)
                 except NoSuchLog:
                     raise UnknownSession(session_id) from None
-                timeline = Timeline.restored(stored, Journal(self.db, session_id))
-                session = Session(session_id, timeline, owner)
+                journal = Journal(self.db, session_id)
+                timeline = Timeline.restored(stored, journal)
+                session = Session(session_id, timeline, owner, journal=journal)
                 if self.on_load is not None:
                     self.on_load(session_id)
                 self._add(session)
@@ -268,19 +263,28 @@ class LiveSessions:
         the write itself, or, when the action wrote nothing (a read), by one lookup, so that
         a stale copy never answers."""
         change = session.timeline.drain()
+        if session.journal is not None:  # its keyframes are written after the answer
+            session.journal.settle(change)
         try:
-            if not change:
+            if change:
+                self.db.append(session.id, change, session.owner)
+            else:
                 self.db.check_owner(session.id, session.owner)
-                return
-            self.db.append(session.id, change, session.owner)
         except NoSuchLog:
             raise UnknownSession(session.id) from None
         except DatabaseUnavailable:
             # the copy in memory is ahead of the log now: the next request replays the log
             self._drop(session)
             raise
-        if self.on_change is not None:
+        if session.journal is not None and session.journal.pending:
+            self.keyframes.submit(session)
+        if change and self.on_change is not None:
             self.on_change(session, change)
+
+    def close(self) -> None:
+        """Write the keyframes still pending, then close the database."""
+        self.keyframes.close()
+        self.db.close()
 
     def forget(self, session_id: str) -> None:
         """Drop this process's copy of a session another process claimed (its next request

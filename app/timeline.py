@@ -5,12 +5,12 @@ program change) as an Event. PyTorch on the CPU is deterministic, so replaying t
 start gives the same numbers bit for bit, and rebuilds the real autograd graph too.
 
 A **moment** is the state right after a line that ran; moment 0 is the start (creation or the
-last reset). Replays start from the newest usable checkpoint (a captured LabState) instead of
-the start. A checkpoint has no graph (a graph cannot be copied), so one is only taken right
+last reset). Replays start from the newest usable keyframe (a captured LabState) instead of
+the start. A keyframe has no graph (a graph cannot be copied), so one is only taken right
 before a ``forward``, which builds a fresh graph; the one thing of the old graph that may still
 be used after it is the last loss, by a backward before the next loss line. That is exact when
 backward had wholly freed that loss (the Lab brings back a stand-in that fails the same way);
-otherwise the checkpoint serves only targets whose replay runs a loss line before any backward.
+otherwise the keyframe serves only targets whose replay runs a loss line before any backward.
 
 Imports the engine only; the database is reached through the narrow ``Journal`` protocol.
 """
@@ -27,8 +27,8 @@ from .engine.state import HISTORY_LIMIT
 from .records import AT_END, Change, Event, Journal, Saved, Setup
 
 KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be reached
-CHECKPOINT_EVERY = 10  # events between checkpoints: a rewind replays 5 lines on average
-CHECKPOINTS_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the database
+KEYFRAME_EVERY = 10  # events between keyframes: a rewind replays 5 lines on average
+KEYFRAMES_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the database
 
 
 class TimelineError(Exception):
@@ -40,7 +40,7 @@ class MomentOutOfRange(ValueError):
 
 
 @dataclass
-class Checkpoint:
+class Keyframe:
     clean: bool  # no loss, or one backward wholly freed: serves every later moment
     state: LabState | None  # None: in the database only
 
@@ -62,12 +62,12 @@ class Timeline:
         journal: Journal | None = None,
         *,
         keep: int = KEEP_MOMENTS,
-        every: int = CHECKPOINT_EVERY,
+        every: int = KEYFRAME_EVERY,
     ) -> None:
         self.setup, self.journal, self.keep, self.every = setup, journal, keep, every
         self.lab = setup.build()
         self._spare: Lab | None = None  # the scratch copy's Lab, built once (see scratch)
-        self._start()
+        self._start(self.lab.initial)  # the same moment: never changed, so shared
         self.change = Change()
 
     @classmethod
@@ -82,9 +82,9 @@ class Timeline:
         timeline.points = [seq for seq, e in numbered if e.point is not None]
         timeline.point_values = [e.point for _, e in numbered if e.point is not None]
         if saved.first > 0:
-            del timeline.checkpoints[-1]
-        for seq, clean in saved.checkpoints:
-            timeline.checkpoints[seq] = Checkpoint(clean, None)
+            del timeline.keyframes[-1]
+        for seq, clean in saved.keyframes:
+            timeline.keyframes[seq] = Keyframe(clean, None)
         timeline._stale = True  # the Lab is at the start, not at the head: restore first
         end = saved.first + len(saved.events) - 1
         timeline._goto(end if saved.head == AT_END else saved.head)
@@ -92,7 +92,7 @@ class Timeline:
         timeline.change = Change()
         return timeline
 
-    def _start(self) -> None:
+    def _start(self, start: LabState | None = None) -> None:
         self.events: list[Event] = []
         self.first = 0  # the sequence number of events[0]
         self.head = -1  # the sequence number of the last event the Lab has applied
@@ -101,7 +101,8 @@ class Timeline:
         self.points: list[int] = []  # the sequence number of each kept loss point
         self.point_values: list[dict[str, Any]] = []  # and the point itself
         self.base_points: list[dict[str, Any]] = []  # loss points older than the kept events
-        self.checkpoints: dict[int, Checkpoint] = {-1: Checkpoint(True, self.lab.capture())}
+        state = self.lab.capture() if start is None else start
+        self.keyframes: dict[int, Keyframe] = {-1: Keyframe(True, state)}
         self._stale = False  # True while the Lab is not at the head
         self._saved_at_end = True  # the database's head is "the newest event"
 
@@ -221,7 +222,7 @@ class Timeline:
         return {**self.lab.snapshot(since), "moment": self.moment, "moments": self.moments}
 
     def scratch(self, upto: int | None = None) -> tuple[Lab, list[tuple[int, Event]]]:
-        """A Lab of its own, restored from the newest checkpoint that reaches the head exactly
+        """A Lab of its own, restored from the newest keyframe that reaches the head exactly
         (and, with ``upto``, is not after event ``upto``), and the numbered events that bring it
         to the head when each is ``apply``-ed in order. The live Lab is not touched: what runs on
         the copy (a prediction's truth, an explanation's replay) changes nothing here."""
@@ -229,13 +230,13 @@ class Timeline:
         limit = head if upto is None else min(upto, head)
         seq = max(
             s
-            for s in self.checkpoints
+            for s in self.keyframes
             if (s < head or s == self.first - 1) and s <= limit and self._usable(s, head)
         )
-        state = self.checkpoints[seq].state
+        state = self.keyframes[seq].state
         if state is None:
             assert self.journal is not None
-            state = self.journal.checkpoint(seq)
+            state = self.journal.keyframe(seq)
         # one Lab per timeline, restored whole each time (as a rewind restores the live one):
         # building a model again costs more than the replay
         lab = self._spare = self._spare or self.setup.build()
@@ -264,8 +265,8 @@ class Timeline:
         # Lab refuses (loss before any forward) changes nothing, so it discards nothing
         if ENTRIES[entry].method == "forward":
             self._cut()
-            if self.head - max(self.checkpoints) >= self.every:
-                self._checkpoint()
+            if self.head - max(self.keyframes) >= self.every:
+                self._keyframe()
         try:
             if advance:
                 self.lab.next()
@@ -315,33 +316,32 @@ class Timeline:
         del self.lines[bisect.bisect_right(self.lines, self.head) :]
         kept = bisect.bisect_right(self.points, self.head)
         del self.points[kept:], self.point_values[kept:]
-        # a checkpoint at the head was taken before the forward that is gone now
-        for seq in [s for s in self.checkpoints if s >= self.head and s >= 0]:
-            del self.checkpoints[seq]
+        # a keyframe at the head was taken before the forward that is gone now
+        for seq in [s for s in self.keyframes if s >= self.head and s >= 0]:
+            del self.keyframes[seq]
         self.change.truncate = self.head + 1
 
-    def _checkpoint(self) -> None:
+    def _keyframe(self) -> None:
         if not self.lab.running.exact:
-            return  # its graphs cannot be captured: such a state is never a checkpoint
-        state = self.lab.capture()
+            return  # its graphs cannot be captured: such a state is never a keyframe
+        state = self.lab.capture(history=False)  # rebuilt from the loss points on restore
         assert state.exact
-        state.history = []  # rebuilt from the loss points on restore
         clean = state.loss_spent or self.lab.loss_tensor is None
-        self.checkpoints[self.head] = Checkpoint(clean, state)
-        self.change.checkpoints.append((self.head, clean, state))
+        self.keyframes[self.head] = Keyframe(clean, state)
+        self.change.keyframes.append((self.head, clean, state))
         if self.journal is not None:  # the database has them all: keep only the newest few live
-            live = [s for s, c in self.checkpoints.items() if c.state is not None and s >= 0]
-            for seq in sorted(live)[:-CHECKPOINTS_IN_MEMORY]:
+            live = [s for s, c in self.keyframes.items() if c.state is not None and s >= 0]
+            for seq in sorted(live)[:-KEYFRAMES_IN_MEMORY]:
                 if seq != self.first - 1:
-                    self.checkpoints[seq].state = None
+                    self.keyframes[seq].state = None
 
     def _usable(self, seq: int, target: int) -> bool:
-        """Whether replaying from the checkpoint at ``seq`` reaches ``target`` exactly.
+        """Whether replaying from the keyframe at ``seq`` reaches ``target`` exactly.
 
-        A clean checkpoint's stand-in loss fails a backward as the real one did and gives its
+        A clean keyframe's stand-in loss fails a backward as the real one did and gives its
         value, but it is not the real graph: ``running_loss += loss`` on it would keep other
         nodes alive. So that line must not reach the old loss either."""
-        clean = self.checkpoints[seq].clean
+        clean = self.keyframes[seq].clean
         for e in self.events[seq + 1 - self.first : target + 1 - self.first]:
             if e.op != "line":
                 continue
@@ -354,18 +354,18 @@ class Timeline:
 
     def _goto(self, target: int) -> None:
         seq = (
-            max(s for s in self.checkpoints if s < target and self._usable(s, target))
+            max(s for s in self.keyframes if s < target and self._usable(s, target))
             if target >= 0
             else -1
         )
         if not self._stale and seq <= self.head <= target:  # forward, from where the Lab is
             self._replay(self.head + 1, target)
             return
-        checkpoint = self.checkpoints[seq]
-        state = checkpoint.state
+        keyframe = self.keyframes[seq]
+        state = keyframe.state
         if state is None:
             assert self.journal is not None
-            state = self.journal.checkpoint(seq)
+            state = self.journal.keyframe(seq)
         state.history = self._history_until(seq)
         self.lab.restore(state, whole=True)
         state.history = []
@@ -389,11 +389,11 @@ class Timeline:
         return -1 if n == 0 else self.lines[n - self.dropped - 1]
 
     def _forget(self) -> None:
-        """Keep the newest ``keep`` moments: the log starts again at a clean checkpoint."""
+        """Keep the newest ``keep`` moments: the log starts again at a clean keyframe."""
         newest_gone = self.lines[-self.keep - 1]
-        bases = [s for s, c in self.checkpoints.items() if c.clean and 0 <= s < newest_gone]
+        bases = [s for s, c in self.keyframes.items() if c.clean and 0 <= s < newest_gone]
         if not bases:
-            return  # no clean checkpoint yet (a loop without backward): keep everything
+            return  # no clean keyframe yet (a loop without backward): keep everything
         base = max(bases)
         older = bisect.bisect_right(self.points, base)
         self.base_points = [*self.base_points, *self.point_values[:older]][-HISTORY_LIMIT:]
@@ -403,8 +403,8 @@ class Timeline:
         self.dropped += gone
         del self.events[: base + 1 - self.first]
         self.first = base + 1
-        for seq in [s for s in self.checkpoints if s < base]:
-            del self.checkpoints[seq]
+        for seq in [s for s in self.keyframes if s < base]:
+            del self.keyframes[seq]
         self.change.forget_before = self.first
         self.change.dropped, self.change.base_points = self.dropped, list(self.base_points)
 

@@ -36,9 +36,9 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.server import Connection, cpu_seconds, pct  # noqa: E402
+from bench.server import Connection, pct  # noqa: E402
 from support.postgres import postgres_server  # noqa: E402
-from support.process import server_process  # noqa: E402
+from support.process import cpu_seconds, server_process  # noqa: E402
 from support.shards import Cluster, cluster, start_app, wait_up  # noqa: E402
 
 

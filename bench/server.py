@@ -35,13 +35,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from support.process import rss_kib, server_process  # noqa: E402
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from support.process import cpu_seconds, rss_kib, server_process  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -49,10 +43,13 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def server(data: str) -> AbstractContextManager[tuple[str, int]]:
-    """The server with the Dockerfile's settings, on loopback, its store in ``data``."""
+def server(
+    data: str, extra: dict[str, str] | None = None
+) -> AbstractContextManager[tuple[str, int]]:
+    """The server with the Dockerfile's settings (and ``extra``), on loopback, its store in
+    ``data``."""
     env = {"LOOP_STEPPER_MAX_SESSIONS": "5000", "MALLOC_ARENA_MAX": "2", "LOOP_STEPPER_DATA": data}
-    return server_process(env)
+    return server_process({**env, **(extra or {})})
 
 
 class Connection:

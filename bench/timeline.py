@@ -6,7 +6,7 @@ and measures, in one run, over bare keep-alive connections (bench/server.py's ``
 1. a rewind to a random moment of a 1000-line moons timeline against a moons line, p50;
 2. a line against ``GET /healthz``, p50, with the store in a file and with ``:memory:``;
 3. the first request to each of 20 sessions of 1000 lines after a restart on the same store, p99;
-4. the store's bytes per 1000 moons lines (events and checkpoints, read from the SQLite file).
+4. the store's bytes per 1000 moons lines (events and keyframes, read from the SQLite file).
 
 Prints a table of ratios and targets. Nothing is asserted.
 """
@@ -159,7 +159,7 @@ def main() -> None:
                 p99 <= 0.05,
             )
         add(
-            "store bytes per 1000 moons lines (events, checkpoints, setup)",
+            "store bytes per 1000 moons lines (events, keyframes, setup)",
             f"{nbytes / 1024:.0f} KiB",
             nbytes / 1e6,
             "≤ 1 MB",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import tempfile
 import threading
 import time
@@ -13,13 +12,9 @@ import uvicorn
 
 from app.main import create_app
 from app.settings import Settings
+from support.process import free_port
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+__all__ = ["free_port", "schema_url", "serve"]
 
 
 @contextmanager

@@ -1,5 +1,5 @@
 """The timeline: every recorded answer comes back exactly on a rewind, in any order, from
-checkpoints in memory or in the store; a session read back from the store stands where it stood,
+keyframes in memory or in the store; a session read back from the store stands where it stood,
 its autograd graph included."""
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import checkpoints
+from app import keyframes
 from app.db import Database, SqliteDatabase
 from app.engine import Lab, LineError
 from app.engine.amp import AmpSpec
 from app.engine.entries import ENTRIES
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT
+from app.journal import Journal
 from app.records import Setup
-from app.sessions import Journal
 from app.timeline import MomentOutOfRange, Timeline, TimelineError
 from support.oracle import Plain
 
@@ -67,7 +67,7 @@ def setup(
 
 
 def stored(s: Setup, every: int = 3) -> tuple[Timeline, SqliteDatabase]:
-    """A timeline whose older checkpoints live only in a real (in-memory SQLite) store."""
+    """A timeline whose older keyframes live only in a real (in-memory SQLite) store."""
     store = SqliteDatabase(":memory:")
     store.create("s", s)
     return Timeline(s, Journal(store, "s"), every=every), store
@@ -201,14 +201,14 @@ def test_rewind_rebuilds_the_real_graph() -> None:
 
 
 def test_a_spent_graph_fails_in_pytorchs_words_after_a_replay() -> None:
-    """backward twice across a checkpoint: the stand-in says what the real freed graph says."""
+    """backward twice across a keyframe: the stand-in says what the real freed graph says."""
     for scenario in ("neuron", "moons", "parabola"):
         lab = Lab(scenario, LR[scenario], 0)
         lab.run(1)
         with pytest.raises(LineError) as real:
             lab.backward()
         timeline, _ = stored(setup(scenario), every=1)
-        timeline.run(3)  # checkpoints before each forward, after backward freed the loss
+        timeline.run(3)  # keyframes before each forward, after backward freed the loss
         timeline.rewind(11)  # the third forward, the old loss still spent
         timeline.set_program(["backward"])
         with pytest.raises(LineError) as replayed:
@@ -268,12 +268,12 @@ def test_a_timeline_keeps_the_newest_moments(make_db: Callable[..., Database]) -
     assert len(again.lab.history) == len(Timeline(s).lab.history) + again.lab.losses
 
 
-def test_checkpoints_round_trip_exactly() -> None:
+def test_keyframes_round_trip_exactly() -> None:
     lab = Lab("moons", 0.3, 0, optimizer=OptimizerSpec("adam"), accumulate=4)
     lab.run(2)
     lab.forward()  # a micro-batch handed out, three pending
     state = lab.capture()
-    back = checkpoints.decode(checkpoints.encode(state))
+    back = keyframes.decode(keyframes.encode(state))
     for name in state.params:
         assert torch.equal(back.params[name], state.params[name])
     assert back.optimizer["groups"] == state.optimizer["groups"]
@@ -326,7 +326,7 @@ def test_new_stores_round_trip_exactly() -> None:
     lab.run(3)
     state = lab.capture()
     assert state.exact and state.ckpt is not None and state.rng is not None
-    back = checkpoints.decode(checkpoints.encode(state))
+    back = keyframes.decode(keyframes.encode(state))
     fresh = s.build()
     fresh.restore(back, whole=True)
     assert answer_of(fresh) == answer_of(lab)
@@ -349,7 +349,7 @@ def test_the_scaler_round_trips_exactly_and_through_the_setups_json() -> None:
         lab.next()  # up to scaler.step
     state = lab.capture()
     assert state.scaler is not None and state.scaler["stage"] != 0
-    back = checkpoints.decode(checkpoints.encode(state))
+    back = keyframes.decode(keyframes.encode(state))
     fresh = Setup.from_json(s.to_json()).build()
     fresh.restore(back, whole=True)
     assert answer_of(fresh) == answer_of(lab)
@@ -366,8 +366,8 @@ def answer_of(lab: Lab) -> bytes:
     return pydantic_core.to_json(data, inf_nan_mode="strings")
 
 
-def test_a_tensor_running_loss_is_never_a_checkpoint() -> None:
-    """Its graphs cannot be captured: the timeline takes no checkpoint then, and a rewind
+def test_a_tensor_running_loss_is_never_a_keyframe() -> None:
+    """Its graphs cannot be captured: the timeline takes no keyframe then, and a rewind
     replays from an exact one (here the start) to the same answer."""
     timeline, _ = stored(setup("neuron"), every=1)
     timeline.set_program([*CORRECT, "log_tensor"])
@@ -376,7 +376,7 @@ def test_a_tensor_running_loss_is_never_a_checkpoint() -> None:
         timeline.next()
         answers.append(answer(timeline))
     assert not timeline.lab.capture().exact
-    assert [s for s in timeline.checkpoints if s >= 0] == [0]  # before the first forward
+    assert [s for s in timeline.keyframes if s >= 0] == [0]  # before the first forward
     for n in (3, 12, 7):
         timeline.rewind(n)
         assert answer(timeline) == answers[n - 1]

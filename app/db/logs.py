@@ -1,4 +1,4 @@
-"""The session logs' SQL, once for both dialects: create, append, claim, load, checkpoints,
+"""The session logs' SQL, once for both dialects: create, append, claim, load, keyframes,
 snapshots and forks, and the sweep that keeps the database bounded.
 
 A database (``SqliteDatabase``, ``PostgresDatabase``) gives this class its transactions
@@ -10,6 +10,9 @@ Owner epochs: every log row has an ``owner`` number. ``create`` and ``claim`` (a
 and return it; ``append(..., owner=n)`` writes only while the row still holds ``n``, checked in
 the same statement (the line at the end) or transaction (anything else). A process whose
 session another process has claimed since gets ``NotOwner`` and must replay it again.
+
+Keyframes (the replay points of ``timeline.py``) live in the table ``keyframes`` (called
+``checkpoints`` up to migration 6).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, TypedDict
 
-from .. import checkpoints
+from .. import keyframes
 from ..engine import LabState
 from ..records import AT_END, Change, Saved, Setup
 from . import reading
@@ -28,7 +31,7 @@ from .lectures import LectureTables
 from .sql import Cursor, dumps
 
 DAY = 86_400.0
-FORK_NEWEST = 4  # a fork copies its source's newest checkpoints (its head replays from one)
+FORK_NEWEST = 4  # a fork copies its source's newest keyframes (its head replays from one)
 FORK_EVERY = 8  # and one in this many older ones: a rewind replays at most ~80 lines more
 
 
@@ -60,7 +63,7 @@ def _only_events(change: Change) -> bool:
         and change.truncate is None
         and change.head is None
         and change.forget_before is None
-        and not change.checkpoints
+        and not change.keyframes
     )
 
 
@@ -68,7 +71,7 @@ class Limits(TypedDict, total=False):
     retain_days: float  # a session idle this long is deleted (7)
     snapshot_days: float  # a snapshot's lifetime (365)
     max_logs: int  # sessions and snapshots (20 000)
-    max_bytes: int  # their events and checkpoints (2 GiB)
+    max_bytes: int  # their events and keyframes (2 GiB)
     clock: Callable[[], float]  # time.time
 
 
@@ -155,7 +158,7 @@ class LogDatabase(LectureTables):
     def _write(db: Cursor, log_id: str, change: Change) -> None:
         if change.rebased is not None:
             db.execute("DELETE FROM events WHERE log = ?", (log_id,))
-            db.execute("DELETE FROM checkpoints WHERE log = ?", (log_id,))
+            db.execute("DELETE FROM keyframes WHERE log = ?", (log_id,))
             db.execute(
                 "UPDATE logs SET setup = ?, head = NULL, first = 0, dropped = 0, "
                 "base_points = '[]' WHERE id = ?",
@@ -164,16 +167,16 @@ class LogDatabase(LectureTables):
         if change.truncate is not None:
             db.execute("DELETE FROM events WHERE log = ? AND seq >= ?", (log_id, change.truncate))
             db.execute(
-                "DELETE FROM checkpoints WHERE log = ? AND seq >= ?", (log_id, change.truncate - 1)
+                "DELETE FROM keyframes WHERE log = ? AND seq >= ?", (log_id, change.truncate - 1)
             )
-        if change.checkpoints:
+        if change.keyframes:
             db.executemany(
-                "INSERT INTO checkpoints (log, seq, clean, state) VALUES (?, ?, ?, ?) "
+                "INSERT INTO keyframes (log, seq, clean, state) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (log, seq) DO UPDATE "
                 "SET clean = excluded.clean, state = excluded.state",
                 [
-                    (log_id, s, int(clean), checkpoints.encode(st))
-                    for s, clean, st in change.checkpoints
+                    (log_id, s, int(clean), st if isinstance(st, bytes) else keyframes.encode(st))
+                    for s, clean, st in change.keyframes
                 ],
             )
         if change.events:
@@ -185,7 +188,7 @@ class LogDatabase(LectureTables):
         if change.forget_before is not None:
             first = change.forget_before
             db.execute("DELETE FROM events WHERE log = ? AND seq < ?", (log_id, first))
-            db.execute("DELETE FROM checkpoints WHERE log = ? AND seq < ?", (log_id, first - 1))
+            db.execute("DELETE FROM keyframes WHERE log = ? AND seq < ?", (log_id, first - 1))
             db.execute(
                 "UPDATE logs SET first = ?, dropped = ?, base_points = ? WHERE id = ?",
                 (first, change.dropped, dumps(change.base_points), log_id),
@@ -235,20 +238,20 @@ class LogDatabase(LectureTables):
 
     _saved = staticmethod(reading.parse)  # once the connection is let go
 
-    def checkpoint(self, log_id: str, seq: int) -> LabState:
+    def keyframe(self, log_id: str, seq: int) -> LabState:
         with self._read() as db:
             row = db.execute(
-                "SELECT state FROM checkpoints WHERE log = ? AND seq = ?", (log_id, seq)
+                "SELECT state FROM keyframes WHERE log = ? AND seq = ?", (log_id, seq)
             ).fetchone()
         if row is None:
-            raise NoSuchLog(f"{log_id} checkpoint {seq}")
-        return checkpoints.decode(bytes(row[0]))
+            raise NoSuchLog(f"{log_id} keyframe {seq}")
+        return keyframes.decode(bytes(row[0]))
 
     def delete(self, log_id: str) -> bool:
         with self._tx() as db:
             gone = db.execute("DELETE FROM logs WHERE id = ?", (log_id,)).rowcount
             db.execute("DELETE FROM events WHERE log = ?", (log_id,))
-            db.execute("DELETE FROM checkpoints WHERE log = ?", (log_id,))
+            db.execute("DELETE FROM keyframes WHERE log = ?", (log_id,))
         return bool(gone)
 
     def exists(self, log_id: str) -> bool:
@@ -271,7 +274,7 @@ class LogDatabase(LectureTables):
     def fork(self, log_id: str, new_id: str) -> tuple[Saved, int]:
         """A new session ``new_id`` whose log is a copy of this one's up to its head, owned by
         the caller (epoch 1, as a created one): returns it as copied, and that epoch. Of the
-        checkpoints only the newest ``FORK_NEWEST`` and every ``FORK_EVERY``-th older one are
+        keyframes only the newest ``FORK_NEWEST`` and every ``FORK_EVERY``-th older one are
         copied: a class forking a long lecture copies a fifth of its bytes, and a fork's rewind
         far into its past replays a few more lines (the same numbers: replays are exact)."""
         with self._one_snapshot() as db:
@@ -317,20 +320,20 @@ class LogDatabase(LectureTables):
             "SELECT ?, seq, body FROM events WHERE log = ? AND seq <= ?",
             (target, source, head),
         )
-        # a checkpoint at the head or later was taken before an event that is not copied
+        # a keyframe at the head or later was taken before an event that is not copied
         if not thin:
             db.execute(
-                "INSERT INTO checkpoints (log, seq, clean, state) "
-                "SELECT ?, seq, clean, state FROM checkpoints WHERE log = ? AND seq < ?",
+                "INSERT INTO keyframes (log, seq, clean, state) "
+                "SELECT ?, seq, clean, state FROM keyframes WHERE log = ? AND seq < ?",
                 (target, source, head),
             )
             return
         # the one before the first kept event stays: a log that forgot its start replays from it
         db.execute(
-            "INSERT INTO checkpoints (log, seq, clean, state) "
-            "SELECT ?, seq, clean, state FROM checkpoints WHERE log = ? AND seq IN ("
+            "INSERT INTO keyframes (log, seq, clean, state) "
+            "SELECT ?, seq, clean, state FROM keyframes WHERE log = ? AND seq IN ("
             " SELECT seq FROM (SELECT seq, ROW_NUMBER() OVER (ORDER BY seq DESC) AS n"
-            "  FROM checkpoints WHERE log = ? AND seq < ?) AS newest"
+            "  FROM keyframes WHERE log = ? AND seq < ?) AS newest"
             " WHERE n <= ? OR n / ? * ? = n OR seq = ?)",  # (no %: psycopg's placeholder)
             (target, source, source, head, FORK_NEWEST, FORK_EVERY, FORK_EVERY, int(first) - 1),
         )
@@ -359,7 +362,7 @@ class LogDatabase(LectureTables):
             count = int(db.execute("SELECT count(*) FROM logs").fetchone()[0]) - len(doomed)
             rows = db.execute(
                 "SELECT id, (SELECT coalesce(sum(length(body)), 0) FROM events WHERE log = id)"
-                " + (SELECT coalesce(sum(length(state)), 0) FROM checkpoints WHERE log = id)"
+                " + (SELECT coalesce(sum(length(state)), 0) FROM keyframes WHERE log = id)"
                 " FROM logs ORDER BY used"
             ).fetchall()
         gone = set(doomed)
@@ -379,7 +382,7 @@ class LogDatabase(LectureTables):
             return len(doomed)
         with self._tx() as db:  # rows a request wrote while its session was being deleted
             db.execute("DELETE FROM events WHERE log NOT IN (SELECT id FROM logs)")
-            db.execute("DELETE FROM checkpoints WHERE log NOT IN (SELECT id FROM logs)")
+            db.execute("DELETE FROM keyframes WHERE log NOT IN (SELECT id FROM logs)")
         return len(doomed)
 
     def _scan(self) -> AbstractContextManager[Cursor]:
@@ -387,11 +390,11 @@ class LogDatabase(LectureTables):
         return self._read()
 
     def size(self, log_id: str) -> int:
-        """Bytes of one log's events and checkpoints (what the caps count)."""
+        """Bytes of one log's events and keyframes (what the caps count)."""
         with self._read() as db:
             row = db.execute(
                 "SELECT (SELECT coalesce(sum(length(body)), 0) FROM events WHERE log = ?)"
-                " + (SELECT coalesce(sum(length(state)), 0) FROM checkpoints WHERE log = ?)",
+                " + (SELECT coalesce(sum(length(state)), 0) FROM keyframes WHERE log = ?)",
                 (log_id, log_id),
             ).fetchone()
         return int(row[0])

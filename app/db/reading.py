@@ -33,7 +33,7 @@ def fetch(db: Cursor, log_id: str, kind: str) -> Rows | None:
         return None
     events = db.execute("SELECT body FROM events WHERE log = ? ORDER BY seq", (log_id,)).fetchall()
     marks = db.execute(
-        "SELECT seq, clean FROM checkpoints WHERE log = ? ORDER BY seq", (log_id,)
+        "SELECT seq, clean FROM keyframes WHERE log = ? ORDER BY seq", (log_id,)
     ).fetchall()
     return row, events, marks
 

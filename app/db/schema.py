@@ -15,7 +15,7 @@ from dataclasses import dataclass
 class Dialect:
     int: str  # a seq or a count
     real: str  # seconds since the epoch
-    blob: str  # a checkpoint's bytes
+    blob: str  # a keyframe's bytes
     keyed: str  # after a table whose rows are only ever found by their primary key
 
 
@@ -97,6 +97,10 @@ MIGRATIONS = {
         code TEXT NOT NULL, n {int} NOT NULL, round {int} NOT NULL, voter TEXT NOT NULL,
         choice TEXT NOT NULL, PRIMARY KEY (code, n, round, voter)
     ){keyed};
+    """,
+    # the replay points are keyframes (a "checkpoint" is the lesson's line): one word a concept
+    6: """
+    ALTER TABLE checkpoints RENAME TO keyframes;
     """,
 }
 SCHEMA = max(MIGRATIONS)

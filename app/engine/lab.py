@@ -349,8 +349,8 @@ class Lab:
 
     # -- capture, restore, reset --------------------------------------------------
 
-    def capture(self) -> LabState:
-        return state.capture(self)
+    def capture(self, *, history: bool = True) -> LabState:
+        return state.capture(self, history=history)
 
     def restore(self, saved: LabState, *, whole: bool = False) -> None:
         """Put the stores back as captured. lr and the program stay as they are now, unless

@@ -71,6 +71,30 @@ class Built:
     rng: torch.Tensor | None = None
 
 
+def fresh_copy(module: nn.Module) -> nn.Module:
+    """A copy of ``module`` with parameters and buffers of its own (new tensors, equal bit for
+    bit: lines change them in place) and everything else shared as read-only.
+
+    A new session's model is a fresh copy of one seeded template per setup (``moons_template``):
+    building it again costs a ``torch.manual_seed`` (which also seeds every accelerator
+    backend, with a stack trace each) and every layer's init, about ten times this copy, and
+    ``copy.deepcopy`` costs about eight times it. Module attributes (hooks, flags) are copied
+    one level deep, so ``train()``/``eval()`` on the copy leave the template alone.
+    """
+    new = object.__new__(type(module))
+    state = {k: v.copy() if isinstance(v, dict | set) else v for k, v in module.__dict__.items()}
+    state["_parameters"] = {
+        k: None if p is None else nn.Parameter(p.detach().clone(), p.requires_grad)
+        for k, p in module._parameters.items()
+    }
+    state["_buffers"] = {k: None if b is None else b.clone() for k, b in module._buffers.items()}
+    state["_modules"] = {
+        k: None if m is None else fresh_copy(m) for k, m in module._modules.items()
+    }
+    new.__dict__.update(state)
+    return new
+
+
 # -- neuron: the worked example -------------------------------------------------
 
 NEURON_X = ((1.0,), (2.0,), (3.0,), (4.0,))
@@ -93,14 +117,21 @@ class FullBatch:
         pass
 
 
-def build_neuron(seed: int, **_: float) -> Built:
-    del seed  # the worked example is deterministic: w = b = 0
+@lru_cache(maxsize=1)
+def neuron_template() -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
     x, y = torch.tensor(NEURON_X), torch.tensor(NEURON_Y)
-    model = nn.Linear(1, 1)
+    with TORCH_LOCK:  # nn.Linear draws its initial weights from torch's default generator
+        model = nn.Linear(1, 1)
     with torch.no_grad():  # start at (w, b) = (0, 0)
         model.weight.zero_()
         model.bias.zero_()
-    return Built(model, nn.MSELoss(), FullBatch(x, y), x, y)
+    return model, x, y
+
+
+def build_neuron(seed: int, **_: float) -> Built:
+    del seed  # the worked example is deterministic: w = b = 0
+    template, x, y = neuron_template()
+    return Built(fresh_copy(template), nn.MSELoss(), FullBatch(x, y), x, y)
 
 
 # -- moons: the 2-16-16-2 network of DL01.5.4 ----------------------------------
@@ -177,9 +208,12 @@ def moons_options(
     return {"dropout": dropout, "batchnorm": batchnorm, "dtype": dtype}
 
 
-def build_moons(
-    seed: int, dropout: float = 0.0, batchnorm: bool = False, dtype: str = "float64", **_: float
-) -> Built:
+@lru_cache(maxsize=64)  # a pure function of its arguments, read-only: see fresh_copy
+def moons_template(
+    seed: int, dropout: float, batchnorm: bool, dtype: str
+) -> tuple[nn.Module, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The seeded model as the lesson builds it, its data in its dtype, and torch's generator
+    right after the build (dropout draws on from there)."""
     x, y = moons_data(seed)
     kind = DTYPES[dtype]
     x = x.to(kind)
@@ -187,7 +221,15 @@ def build_moons(
         torch.manual_seed(seed)  # right before the model is built, as the lesson does
         model = nn.Sequential(*moons_layers(dropout, batchnorm)).to(kind)
         rng = torch.get_rng_state()
-    return Built(model, nn.CrossEntropyLoss(), Epochs(x, y, seed, MOONS_BATCH), x, y, rng)
+    return model, rng, x, y
+
+
+def build_moons(
+    seed: int, dropout: float = 0.0, batchnorm: bool = False, dtype: str = "float64", **_: float
+) -> Built:
+    template, rng, x, y = moons_template(seed, float(dropout), bool(batchnorm), dtype)
+    model = fresh_copy(template)
+    return Built(model, nn.CrossEntropyLoss(), Epochs(x, y, seed, MOONS_BATCH), x, y, rng.clone())
 
 
 # -- parabola: the oscillation theory of "The formal statement" ----------------

@@ -76,8 +76,9 @@ class LabState:
     exact: bool = True
 
 
-def capture(lab: Lab) -> LabState:
-    """Everything of ``lab`` but its graph, as copies."""
+def capture(lab: Lab, *, history: bool = True) -> LabState:
+    """Everything of ``lab`` but its graph, as copies (without the loss history when not
+    ``history``: a keyframe's is rebuilt from the timeline's loss points)."""
     return LabState(
         params={n: p.detach().clone() for n, p in lab.named.items()},
         grads={n: None if p.grad is None else p.grad.clone() for n, p in lab.named.items()},
@@ -88,7 +89,7 @@ def capture(lab: Lab) -> LabState:
         steps=lab.steps,
         losses=lab.losses,
         loss=lab.loss_value,
-        history=list(lab.history),
+        history=list(lab.history) if history else [],
         lr=lab.lr,
         max_norm=lab.max_norm,
         program=list(lab.program),

@@ -14,8 +14,8 @@ from pydantic import ValidationError
 
 from app.db import DAY, SCHEMA, Database, NoSuchLog, NotOwner, SqliteDatabase
 from app.engine.optimizers import PLAIN_SGD
+from app.journal import Journal
 from app.records import Setup
-from app.sessions import Journal
 from app.timeline import Timeline
 
 Make = Callable[..., Database]
@@ -48,9 +48,7 @@ def test_a_log_reads_back_as_written(make_db: Make, tmp_path: Path) -> None:
     saved = store.load("a")
     assert saved.setup == NEURON and saved.head == timeline.head and saved.first == 0
     assert [e.to_json() for e in saved.events] == [e.to_json() for e in timeline.events]
-    assert [seq for seq, _ in saved.checkpoints] == sorted(
-        s for s in timeline.checkpoints if s >= 0
-    )
+    assert [seq for seq, _ in saved.keyframes] == sorted(s for s in timeline.keyframes if s >= 0)
     again = Timeline.restored(saved, Journal(store, "a"))
     assert again.snapshot() == timeline.snapshot()
     if isinstance(store, SqliteDatabase):
@@ -61,7 +59,7 @@ def test_a_log_reads_back_as_written(make_db: Make, tmp_path: Path) -> None:
         from app.db.postgres import PostgresDatabase  # psycopg: only where it is used
 
         assert isinstance(store, PostgresDatabase)
-        assert store.schema_version() == SCHEMA == 5
+        assert store.schema_version() == SCHEMA == 6
         second = make_db()
         assert isinstance(second, PostgresDatabase)
         assert second.schema_version() == SCHEMA  # a second process migrates nothing
@@ -86,7 +84,7 @@ def test_a_snapshot_is_frozen_at_the_head(make_db: Make) -> None:
     store.open_snapshot("token", "b")
     copy = store.load("b")
     assert copy.head == timeline._seq_of(6) and len(copy.events) == copy.head + 1
-    assert all(seq < copy.head for seq, _ in copy.checkpoints)
+    assert all(seq < copy.head for seq, _ in copy.keyframes)
     with pytest.raises(NoSuchLog):
         store.load("token")  # a snapshot is no session: it cannot be driven
     with pytest.raises(NoSuchLog):

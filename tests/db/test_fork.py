@@ -1,5 +1,5 @@
 """A fork in the store, on SQLite and on PostgreSQL: the log up to the source's head, owned by
-the forker, a thinned set of checkpoints that still replays every moment exactly, and, taken
+the forker, a thinned set of keyframes that still replays every moment exactly, and, taken
 while the source's owner appends (no lock of the session held), always whole actions."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from app.db import Database
 from app.db.logs import FORK_EVERY, FORK_NEWEST
 from app.db.sqlite import FairLock
 from app.engine.optimizers import PLAIN_SGD
+from app.journal import Journal
 from app.records import Setup
-from app.sessions import Journal
 from app.timeline import Timeline
 
 Make = Callable[..., Database]
@@ -37,9 +37,9 @@ def test_a_fork_replays_every_moment_of_its_past_exactly(make_db: Make) -> None:
     saved, owner = store.fork("a", "f")
     store.check_owner("f", owner)  # the forker owns it: no claim needed
     assert owner == 1 and saved.head == source.head and len(saved.events) == source.head + 1
-    below = [seq for seq, _ in stored.checkpoints if seq < source.head][::-1]
+    below = [seq for seq, _ in stored.keyframes if seq < source.head][::-1]
     kept = {s for n, s in enumerate(below, 1) if n <= FORK_NEWEST or n % FORK_EVERY == 0}
-    assert [seq for seq, _ in saved.checkpoints] == sorted(kept)
+    assert [seq for seq, _ in saved.keyframes] == sorted(kept)
     assert len(kept) < len(below) / 3
 
     fork = Timeline.restored(saved, Journal(store, "f"))
@@ -62,7 +62,7 @@ def test_a_fork_of_a_log_that_forgot_its_start(make_db: Make) -> None:
     store.append("a", source.drain())
     assert source.first > 0
     saved, _ = store.fork("a", "f")
-    assert saved.first == source.first and (source.first - 1) in dict(saved.checkpoints)
+    assert saved.first == source.first and (source.first - 1) in dict(saved.keyframes)
     fork = Timeline.restored(saved, Journal(store, "f"))
     assert fork.snapshot() == source.snapshot()
     fork.rewind(fork.first_moment)
@@ -73,7 +73,7 @@ def test_a_fork_of_a_log_that_forgot_its_start(make_db: Make) -> None:
 def test_forks_taken_while_the_owner_appends_hold_whole_actions(make_db: Make) -> None:
     """The owner goes on (lines, and lines from a past moment that cut the log) while forks
     are taken without its lock: each fork is one version of the log as some action left it,
-    its checkpoints from that same version (its replay is that version's numbers)."""
+    its keyframes from that same version (its replay is that version's numbers)."""
     store = make_db()
     store.create("a", NEURON)
     source = Timeline(NEURON, Journal(store, "a"), every=3)

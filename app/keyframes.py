@@ -55,7 +55,7 @@ def encode(state: LabState) -> bytes:
             return [pack(v) for v in value]
         if value is None or isinstance(value, bool | int | float | str):
             return value
-        raise TypeError(f"cannot store a {type(value).__name__} in a checkpoint")
+        raise TypeError(f"cannot store a {type(value).__name__} in a keyframe")
 
     header = {f.name: pack(getattr(state, f.name)) for f in fields(state) if f.name != "history"}
     head = json.dumps(header, separators=(",", ":")).encode()
@@ -83,7 +83,7 @@ def decode(blob: bytes) -> LabState:
             return {unpack(k): unpack(v) for k, v in value["$d"]}
         if "$u" in value:
             return tuple(unpack(v) for v in value["$u"])
-        raise ValueError("not a checkpoint")
+        raise ValueError("not a keyframe")
 
     header = json.loads(bytes(blob[_LENGTH.size : _LENGTH.size + length]))
     return LabState(**{k: unpack(v) for k, v in header.items()})
