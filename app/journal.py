@@ -19,13 +19,13 @@ class Journal:
     """The database as one timeline sees it: where its older keyframes are read back from, and
     the keyframes taken but not written yet (``KeyframeWriter``), which it reads from memory."""
 
-    def __init__(self, store: Database, session_id: str) -> None:
-        self.store, self.session_id = store, session_id
+    def __init__(self, db: Database, session_id: str) -> None:
+        self.db, self.session_id = db, session_id
         self.pending: dict[int, tuple[bool, LabState]] = {}
 
     def keyframe(self, seq: int) -> LabState:
         held = self.pending.get(seq)
-        return held[1] if held is not None else self.store.keyframe(self.session_id, seq)
+        return held[1] if held is not None else self.db.keyframe(self.session_id, seq)
 
     def settle(self, change: Change) -> None:
         """Take ``change``'s keyframes out of it into ``pending``, after forgetting the pending
@@ -71,8 +71,8 @@ class KeyframeWriter:
     BATCH_DELAY = 0.02  # seconds: let the answers that queued the work go out first
     CHUNK = 16  # keyframes written per hold of a session's lock (a run of 1000 takes 500)
 
-    def __init__(self, store: Database) -> None:
-        self.store = store
+    def __init__(self, db: Database) -> None:
+        self.db = db
         self._queue: queue.SimpleQueue[Holder | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start = threading.Lock()
@@ -143,7 +143,7 @@ class KeyframeWriter:
         )
         # claimed by another process, deleted or unreachable: its replays are longer, that is all
         with contextlib.suppress(NotOwner, NoSuchLog, DatabaseUnavailable):
-            self.store.append(session.id, change, session.owner)
+            self.db.append(session.id, change, session.owner)
         for seq in seqs:
             del journal.pending[seq]
         return bool(journal.pending)

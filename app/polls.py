@@ -219,7 +219,7 @@ def report(rows: list[dict[str, Any]]) -> str:
 class Predicting:
     """The hub's part for the class's predictions (``LectureHub`` mixes it in)."""
 
-    store: Database
+    db: Database
     broadcast: Broadcast
 
     def publish(self, lecture: Lecture, timeline: Timeline) -> None: ...
@@ -239,7 +239,7 @@ class Predicting:
         self._predicting(lecture)
         q = question(timeline, lecture.session_id)
         body = body_of(q)
-        n = self.store.poll_ask(
+        n = self.db.poll_ask(
             lecture.code, lecture.session_id, timeline.moment, q.line, q.kind, body
         )
         lecture.poll = Poll(n, timeline.moment, body)
@@ -255,7 +255,7 @@ class Predicting:
             raise LectureConflict("the class has voted twice: Next line reveals the answer")
         poll.round += 1
         poll.grow()
-        self.store.poll_update(lecture.code, poll.n, poll.round, True, poll.body)
+        self.db.poll_update(lecture.code, poll.n, poll.round, True, poll.body)
         self.publish(lecture, timeline)
         return self.predictions(lecture)
 
@@ -265,13 +265,13 @@ class Predicting:
         better (another process asked, moved to round 2 or revealed)."""
         for fresh in (False, True):
             if fresh:
-                lecture.poll = refreshed(lecture.poll, self.store.poll_of(lecture.code))
+                lecture.poll = refreshed(lecture.poll, self.db.poll_of(lecture.code))
             poll = lecture.poll
             if poll is None or not poll.open:
                 continue
             key = poll.key(choice)
             voter = poll.ballot.cast(key, voter)
-            if self.store.poll_vote(lecture.code, poll.n, poll.round, voter, key):
+            if self.db.poll_vote(lecture.code, poll.n, poll.round, voter, key):
                 return voter
             poll.ballot.answers.pop(voter, None)
         raise LectureConflict("no prediction is open in this lecture right now")
@@ -284,7 +284,7 @@ class Predicting:
         return lecture.poll.tally(counts, lecture.followers + others)
 
     def report(self, session_id: str) -> list[dict[str, Any]]:
-        return self.store.poll_report(session_id)
+        return self.db.poll_report(session_id)
 
     def _settle(self, lecture: Lecture, change: Change) -> None:
         """A line ran: the prediction closes and its answer goes out with the line's event.
@@ -297,7 +297,7 @@ class Predicting:
         moved = change.rebased is not None or change.truncate is not None or change.head is not None
         other = any(e.op not in ("line", "predict") for _, e in change.events)
         if ran:
-            self.store.poll_update(lecture.code, poll.n, poll.round, False, poll.body)
+            self.db.poll_update(lecture.code, poll.n, poll.round, False, poll.body)
             counts, _ = self.broadcast.poll_counts(lecture, poll)
             poll.close(counts)
         elif moved or other:
@@ -305,4 +305,4 @@ class Predicting:
             poll.body["withdrawn"] = True
         else:
             return
-        self.store.poll_update(lecture.code, poll.n, poll.round, False, poll.body)
+        self.db.poll_update(lecture.code, poll.n, poll.round, False, poll.body)
