@@ -67,7 +67,9 @@ class Timeline:
         self.setup, self.journal, self.keep, self.every = setup, journal, keep, every
         self.lab = setup.build()
         self._spare: Lab | None = None  # the scratch copy's Lab, built once (see scratch)
-        self._start(self.lab.initial)  # the same moment: never changed, so shared
+        # the Lab's initial state is the same moment (never changed, so shared), unless the
+        # setup gave a program: it was set after that state was captured
+        self._start(None if setup.program else self.lab.initial)
         self.change = Change()
 
     @classmethod

@@ -381,3 +381,17 @@ def test_a_tensor_running_loss_is_never_a_keyframe() -> None:
         timeline.rewind(n)
         assert answer(timeline) == answers[n - 1]
     assert timeline.snapshot()["running_loss"]["graphs"] == 1
+
+
+def test_a_program_given_at_creation_survives_a_rewind_to_the_start() -> None:
+    """The start keyframe holds the setup's program, not the Lab's default one (the Lab's own
+    initial state is captured before the setup sets its program)."""
+    program = ("forward", "loss", "zero_grad", "backward", "step", "backward")
+    t = Timeline(Setup("neuron", 0.05, 0, PLAIN_SGD, program=program))
+    for _ in range(4):
+        t.next()
+    t.rewind(0)
+    assert t.lab.program == list(program) and t.lab.next_line == "forward"
+    for _ in range(5):
+        t.next()
+    assert t.lab.next_line == "backward"  # the sixth line, not a wrapped-around forward
