@@ -80,9 +80,10 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
       const mine = said.choices.filter((c) => picked.includes(c.id) && c.misconception);
       const head = said.correct ? "Right." : `Not quite: the answer is ${said.choices
         .filter((c) => said.answer.includes(c.id)).map((c) => c.text).join(", ") || "none"}.`;
+      const s = await tally(id);
+      // the verdict last: once it shows, the answer is done and n asks the next question
       verdict.textContent = [head, said.explanation,
         ...mine.map((c) => `${c.text}: ${c.misconception}.`)].join(" ");
-      const s = await tally(id);
       question = null;
       // the keys (n for the next question) work again: the choices no longer hold the focus
       if (choices.contains(document.activeElement)) $("next").focus();
