@@ -13,7 +13,7 @@ from typing import Any
 from .engine.entries import ENTRIES
 from .engine.explain import Trail, described
 from .predictions import NotOffered
-from .timeline import Timeline, TimelineError, apply
+from .timeline import Timeline, TimelineError
 
 SETS = ("zero_grad", "resume")  # the lines that set .grad to None or zeros
 
@@ -50,10 +50,10 @@ def explain(timeline: Timeline, param: str, index: int) -> dict[str, Any]:
         )
     for seq, e in events:
         if e.op != "line":
-            apply(scratch, e)
+            e.redo(scratch)
             continue
         trail.before(scratch, e.entry)
-        apply(scratch, e)
+        e.redo(scratch)
         trail.after(scratch, e.entry, e.ok, timeline.moment_of(seq), e.iteration)
     trail.split(scratch)
     return {

@@ -21,7 +21,7 @@ from .engine.examples import Watch
 from .engine.predict import outcome, stores
 from .engine.questions import KINDS, Question, ask
 from .records import Event
-from .timeline import Timeline, apply
+from .timeline import Timeline
 
 
 class NotOffered(ValueError):
@@ -69,7 +69,7 @@ def question(timeline: Timeline, session_id: str) -> Question:
     for _, event in events:
         line = ENTRIES[event.entry].method if event.op == "line" else ""
         watch.before(lab, line)
-        apply(lab, event)
+        event.redo(lab)
         watch.after(lab, line, event.ok)
     rnd = random.Random(seed(session_id, timeline.moment, lab.next_line))
     asked = ask(outcome(lab, watch.forward, rnd), rnd, stores(lab))

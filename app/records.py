@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from .engine import Lab, LabState
+from .engine import Lab, LabState, LineError
 from .engine.amp import AmpSpec
 from .engine.optimizers import OptimizerSpec, SchedulerSpec
 
@@ -124,6 +124,27 @@ class Event:
     point: dict[str, Any] | None = None  # the history point a loss line added
     # predict: {"kind", "choice": [ids], "correct"} about the line ``entry`` that comes next
     prediction: dict[str, Any] | None = None
+
+    def redo(self, lab: Lab) -> None:
+        """Do this logged event again on ``lab`` (a replay; a prediction changes no store)."""
+        if self.op == "lr":
+            lab.lr = self.lr
+        elif self.op == "program":
+            lab.set_program(list(self.program))
+        elif self.op == "max_norm":
+            lab.max_norm = self.max_norm
+        elif self.op == "line":
+            try:
+                if self.advance:
+                    lab.next()
+                else:
+                    lab.run_line(self.entry)
+            except LineError:
+                if self.ok:
+                    raise
+            else:
+                if not self.ok:
+                    raise RuntimeError(f"a replay of {self.entry} ran where it had failed")
 
     @property
     def moment(self) -> bool:

@@ -226,8 +226,8 @@ class Timeline:
     def scratch(self, upto: int | None = None) -> tuple[Lab, list[tuple[int, Event]]]:
         """A Lab of its own, restored from the newest keyframe that reaches the head exactly
         (and, with ``upto``, is not after event ``upto``), and the numbered events that bring it
-        to the head when each is ``apply``-ed in order. The live Lab is not touched: what runs on
-        the copy (a prediction's truth, an explanation's replay) changes nothing here."""
+        to the head when each is redone in order (``Event.redo``). The live Lab is not touched:
+        what runs on the copy (a prediction's truth, an explanation's replay) changes nothing."""
         head = self.head
         limit = head if upto is None else min(upto, head)
         seq = max(
@@ -376,7 +376,7 @@ class Timeline:
 
     def _replay(self, start: int, end: int) -> None:
         for e in self.events[start - self.first : end + 1 - self.first]:
-            apply(self.lab, e)
+            e.redo(self.lab)
         self.head = end
 
     def _history_until(self, seq: int) -> list[dict[str, Any]]:
@@ -409,25 +409,3 @@ class Timeline:
             del self.keyframes[seq]
         self.change.forget_before = self.first
         self.change.dropped, self.change.base_points = self.dropped, list(self.base_points)
-
-
-def apply(lab: Lab, e: Event) -> None:
-    """Do one logged event again on ``lab`` (a prediction changes no store)."""
-    if e.op == "lr":
-        lab.lr = e.lr
-    elif e.op == "program":
-        lab.set_program(list(e.program))
-    elif e.op == "max_norm":
-        lab.max_norm = e.max_norm
-    elif e.op == "line":
-        try:
-            if e.advance:
-                lab.next()
-            else:
-                lab.run_line(e.entry)
-        except LineError:
-            if e.ok:
-                raise
-        else:
-            if not e.ok:
-                raise RuntimeError(f"a replay of {e.entry} ran where it had failed")
