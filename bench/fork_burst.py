@@ -14,60 +14,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from support.process import ROOT, stop
-from support.serve import free_port
-
-
-@contextmanager
-def server(env: dict[str, str]) -> Iterator[tuple[str, int]]:
-    """``python -m app.cli`` on a free loopback port (up to 3 minutes to start: a shared
-    machine's load slows torch's imports and the warm-up)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.2)
-        yield url, proc.pid
-    finally:
-        stop(proc)
+from support.process import cpu_seconds, server_process
 
 
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-
-def cpu_seconds(pid: int) -> float:
-    """The server's user + system CPU time so far (on a shared machine, what a request costs
-    is its CPU time; its wall time is mostly the others')."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def burst(url: str, forks: int, lines: int, pid: int) -> None:
@@ -122,7 +83,7 @@ def main() -> None:
     before = os.getloadavg()
     env = {k: v for k, v in os.environ.items() if k.startswith("LOOP_STEPPER_")}
     env.setdefault("LOOP_STEPPER_DATA", tempfile.mkdtemp(prefix="loop-stepper-bench-"))
-    with server(env) as (url, pid):
+    with server_process(env) as (url, pid):
         asyncio.run(burst(url, args.forks, args.lines, pid))
     print(f"load average before: {before[0]:.1f}, after: {os.getloadavg()[0]:.1f} (2 cores)")
 

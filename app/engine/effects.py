@@ -6,6 +6,23 @@ from dataclasses import dataclass
 
 from .entries import ENTRIES
 
+# Every store a line may read or write (the API's enum lists these, in this order), and how a
+# sentence names it.
+STORES: dict[str, str] = {
+    "params": "the parameters",
+    "data": "the batch",
+    "graph": "the autograd graph",
+    "grad": ".grad",
+    "loss": "loss",
+    "optimizer_state": "the optimizer's state",
+    "lr": "the learning rate",
+    "mode": "model.training (the mode)",
+    "buffers": "the model's buffers",
+    "running_loss": "running_loss",
+    "ckpt": "ckpt",
+    "scaler": "the GradScaler",
+}
+
 # The lesson's F2 table, read off the table of entries: each entry's (reads, writes). A
 # stateful optimizer (momentum, Adam) adds a fifth store that step reads and writes; the rest
 # of the real loop adds its own stores.

@@ -15,6 +15,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from .effects import STORES as STORE_TEXT
 from .entries import ENTRIES
 from .predict import GRAD_LINES, Outcome, Value
 
@@ -22,33 +23,8 @@ KINDS = ("writes", "grad", "loss", "raises")
 SAME = 1e-6  # "about the same": within this much of the loss, relatively
 
 # the stores a "writes" question offers: the lesson's four, and the rest when the setup has them
-STORES = (
-    "params",
-    "grad",
-    "graph",
-    "loss",
-    "optimizer_state",
-    "lr",
-    "mode",
-    "buffers",
-    "running_loss",
-    "ckpt",
-    "scaler",
-)
-STORE_TEXT = {
-    "params": "the parameters",
-    "grad": ".grad",
-    "graph": "the autograd graph",
-    "loss": "loss",
-    "optimizer_state": "the optimizer's state",
-    "lr": "the learning rate",
-    "mode": "model.training (the mode)",
-    "buffers": "the model's buffers",
-    "running_loss": "running_loss",
-    "ckpt": "ckpt",
-    "scaler": "the GradScaler",
-    "data": "the batch",
-}
+# a "writes" question offers every store a line can write (no line writes the batch)
+STORES = tuple(s for s in STORE_TEXT if s != "data")
 ERROR = "error"
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..engine import scenarios as catalogue
+from ..engine.effects import STORES
 from ..engine.entries import ENTRIES
 from ..engine.program import MAX_PROGRAM
 
@@ -16,20 +17,10 @@ if TYPE_CHECKING:
     Entry = str
 else:  # the enum the schema lists is the table's names, in its order
     Entry = Literal[tuple(ENTRIES)]
-Store = Literal[
-    "params",
-    "data",
-    "graph",
-    "grad",
-    "loss",
-    "optimizer_state",
-    "lr",
-    "mode",
-    "buffers",
-    "running_loss",
-    "ckpt",
-    "scaler",
-]
+if TYPE_CHECKING:
+    Store = str
+else:  # the lesson's stores, as the engine names them (app/engine/effects.py)
+    Store = Literal[tuple(STORES)]
 # lr in (0, 100]; NaN and Infinity fail the bounds and allow_inf_nan
 LR = Annotated[float, Field(gt=0, le=100, allow_inf_nan=False)]
 MaxNorm = Annotated[float, Field(gt=0, le=1000, allow_inf_nan=False)]
