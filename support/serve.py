@@ -9,23 +9,29 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import uvicorn
+from fastapi import FastAPI
 
 from app.main import create_app
 from app.settings import Settings
 from support.process import free_port
 
-__all__ = ["free_port", "schema_url", "serve"]
+__all__ = ["free_port", "schema_url", "serve", "serve_app"]
 
 
 @contextmanager
 def serve(settings: Settings | None = None, port: int | None = None) -> Iterator[str]:
     """Run the app in uvicorn on 127.0.0.1 in a thread; yield its base URL. A given port
     lets a test restart "the same server" where a page expects it."""
-    port = port or free_port()
     settings = settings or Settings(data=tempfile.mkdtemp(prefix="loop-stepper-store-"))
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
+    with serve_app(create_app(settings), port) as url:
+        yield url
+
+
+@contextmanager
+def serve_app(app: FastAPI, port: int | None = None) -> Iterator[str]:
+    """``app`` (made by the caller, who may look inside it) in uvicorn, as ``serve`` runs it."""
+    port = port or free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

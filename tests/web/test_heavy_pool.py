@@ -9,38 +9,18 @@ import asyncio
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 from app.main import create_app
 from app.settings import Settings
 from app.timeline import Timeline
 from app.web.pool import HeavyPool
-from support.serve import free_port
-
-
-@contextmanager
-def running(app: FastAPI) -> Iterator[str]:
-    """``app`` in uvicorn on a free loopback port, in a thread (the test reads its pool)."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{config.port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
+from support.serve import serve_app
 
 
 class Gauge:
@@ -102,7 +82,7 @@ def test_never_more_runs_at_once_than_workers(gauge: Gauge) -> None:
             runs = (client.post(f"/api/sessions/{i}/run", json={"iterations": 150}) for i in ids)
             return await asyncio.gather(*runs)
 
-    with running(app) as base:
+    with serve_app(app) as base:
         answers = asyncio.run(six_runs(base))
     assert [r.status_code for r in answers] == [200] * 6
     assert {r.json()["iteration"] for r in answers} == {150}
@@ -141,7 +121,7 @@ def test_past_its_queue_heavy_work_is_503_and_lines_go_on(gauge: Gauge) -> None:
             return {"full": full, "line": line, "still": still, "done": done, "twin": again,
                     "replayed": replayed}  # fmt: skip
 
-    with running(app) as base:
+    with serve_app(app) as base:
         seen = asyncio.run(scene(base))
     for r in seen["full"]:
         assert r.status_code == 503, r.text
