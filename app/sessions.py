@@ -16,6 +16,7 @@ it had never held the stale copy (``LiveSessions.act``).
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -30,6 +31,7 @@ from .records import Change, Setup
 from .timeline import Timeline
 
 T = TypeVar("T")
+FORKED_KEPT = 8  # moments whose fork answer is kept (one per lecture being forked, and more)
 
 
 class UnknownSession(KeyError):
@@ -79,6 +81,7 @@ class LiveSessions:
         self._live: OrderedDict[str, tuple[Session, float]] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
+        self._forked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # a base's answer
         # hooks for lectures (app/lectures.py): a saved change, and a Session as answered
         self.on_change: Callable[[Session, Change], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
@@ -166,22 +169,36 @@ class LiveSessions:
             raise UnknownSession(token) from None
         return self._load(session_id)
 
-    def fork(self, session_id: str) -> Session:
-        """A new session whose log is a copy of this one's up to its newest saved moment.
+    def fork(self, session_id: str) -> dict[str, Any]:
+        """A new session at this one's newest saved moment: its Session as answered.
 
         Needs no lock of the session: every action is saved (in one transaction) under its
         lock before it is answered, and the copy reads the stored log in one transaction (one
         snapshot of it), so it holds whole actions only, each one answered or being answered.
-        The new session is replayed from its nearest keyframe (slow: off the event loop)."""
+        The forks of one moment share its past in the database (``Database.fork``) and here
+        its replay: the answer is the same for each but the id, so a class forking one lecture
+        replays it once. The new session is replayed when it is first used (``warm``)."""
         new = new_id()
         try:
-            stored, owner = self.db.fork(session_id, new)
+            forked = self.db.fork(session_id, new)
         except NoSuchLog:
             raise UnknownSession(session_id) from None
-        journal = Journal(self.db, new)
-        session = Session(new, Timeline.restored(stored, journal), owner, journal=journal)
-        self._add(session)
-        return session
+        with self._lock:
+            shown = self._forked.get(forked.base)
+        if shown is None:
+            timeline = Timeline.restored(forked.saved, Journal(self.db, forked.base))
+            shown = timeline.snapshot()
+            with self._lock:
+                self._forked[forked.base] = shown
+                while len(self._forked) > FORKED_KEPT:
+                    self._forked.popitem(last=False)
+        return self.shown(new, {"id": new, **shown})
+
+    def warm(self, session_id: str) -> None:
+        """Bring a stored session into memory now (a fork, before its student's first click),
+        unless it is there; a session gone meanwhile is no error."""
+        with contextlib.suppress(UnknownSession, NotOwner, DatabaseUnavailable, ServerFull):
+            self.get(session_id)
 
     def snapshot(self, session_id: str) -> str:
         """A frozen copy of the session's log under a new token (which reveals nothing of the

@@ -12,19 +12,12 @@ from app.engine.optimizers import PLAIN_SGD
 from app.records import Setup
 from app.sessions import LiveSessions, ServerFull, UnknownSession
 from app.timeline import Timeline
+from support.clock import Clock
 
 Make = Callable[..., Database]
 
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
                                                       "backward", "step"))  # fmt: skip
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_ids_are_long_and_distinct(make_db: Make) -> None:
@@ -35,7 +28,7 @@ def test_ids_are_long_and_distinct(make_db: Make) -> None:
 
 
 def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_db: Make) -> None:
-    clock = Clock()
+    clock = Clock(0.0)
     sessions = LiveSessions(make_db(), 2, idle_timeout=60, clock=clock)
     a = sessions.create(NEURON)
     a.timeline.run(1)

@@ -17,11 +17,14 @@ Keyframes (the replay points of ``timeline.py``) live in the table ``keyframes``
 
 from __future__ import annotations
 
+import secrets
+import threading
 import time
 from abc import abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from .. import keyframes
 from ..engine import LabState
@@ -33,10 +36,18 @@ from .sql import Cursor, dumps
 DAY = 86_400.0
 FORK_NEWEST = 4  # a fork copies its source's newest keyframes (its head replays from one)
 FORK_EVERY = 8  # and one in this many older ones: a rewind replays at most ~80 lines more
+BASE_GRACE = 3600.0  # seconds a base no fork uses any more is kept (a fork may be taking it)
+BASES_KEPT = 64  # sources whose newest base this process remembers
 
 
 class NoSuchLog(KeyError):
     pass
+
+
+class Forked(NamedTuple):
+    saved: Saved  # the fork's log as it starts: its base's (shared: read it, change nothing)
+    owner: int  # the forker's owner epoch
+    base: str  # the frozen copy of the source's past it reads from (one for many forks)
 
 
 class DatabaseUnavailable(Exception):
@@ -93,6 +104,9 @@ class LogDatabase(LectureTables):
     ) -> None:
         self.retain, self.snapshot_life = retain_days * DAY, snapshot_days * DAY
         self.max_logs, self.max_bytes, self.clock = max_logs, max_bytes, clock
+        # per source log: its newest base, the head it was made at, and that base's log
+        self._bases: OrderedDict[str, tuple[str, int, Saved]] = OrderedDict()
+        self._bases_lock = threading.Lock()
 
     @abstractmethod
     def _write_one(self, sql: str, params: tuple[Any, ...]) -> int:
@@ -161,13 +175,18 @@ class LogDatabase(LectureTables):
             db.execute("DELETE FROM keyframes WHERE log = ?", (log_id,))
             db.execute(
                 "UPDATE logs SET setup = ?, head = NULL, first = 0, dropped = 0, "
-                "base_points = '[]' WHERE id = ?",
+                "base_points = '[]', base = NULL, upto = NULL WHERE id = ?",
                 (dumps(change.rebased.to_json()), log_id),
             )
         if change.truncate is not None:
             db.execute("DELETE FROM events WHERE log = ? AND seq >= ?", (log_id, change.truncate))
             db.execute(
                 "DELETE FROM keyframes WHERE log = ? AND seq >= ?", (log_id, change.truncate - 1)
+            )
+            # a fork cutting into its shared past: it reads less of its base
+            db.execute(
+                "UPDATE logs SET upto = ? WHERE id = ? AND upto >= ?",
+                (change.truncate - 1, log_id, change.truncate),
             )
         if change.keyframes:
             db.executemany(
@@ -192,6 +211,11 @@ class LogDatabase(LectureTables):
             db.execute(
                 "UPDATE logs SET first = ?, dropped = ?, base_points = ? WHERE id = ?",
                 (first, change.dropped, dumps(change.base_points), log_id),
+            )
+            # a fork that forgot all it read from its base no longer needs it
+            db.execute(
+                "UPDATE logs SET base = NULL, upto = NULL WHERE id = ? AND upto < ?",
+                (log_id, first),
             )
         # `used` is not written here (an index would change on every line): sessions in
         # memory are touched when they leave it and before each sweep
@@ -241,7 +265,10 @@ class LogDatabase(LectureTables):
     def keyframe(self, log_id: str, seq: int) -> LabState:
         with self._read() as db:
             row = db.execute(
-                "SELECT state FROM keyframes WHERE log = ? AND seq = ?", (log_id, seq)
+                "SELECT state FROM keyframes WHERE log = ? AND seq = ? UNION ALL "
+                "SELECT k.state FROM logs AS l JOIN keyframes AS k ON k.log = l.base "
+                "AND k.seq = ? AND k.seq < l.upto WHERE l.id = ?",
+                (log_id, seq, seq, log_id),
             ).fetchone()
         if row is None:
             raise NoSuchLog(f"{log_id} keyframe {seq}")
@@ -271,16 +298,80 @@ class LogDatabase(LectureTables):
         """A new session ``log_id`` whose log is the snapshot's (owned by none yet)."""
         self._copy(token, "snapshot", log_id, "session")
 
-    def fork(self, log_id: str, new_id: str) -> tuple[Saved, int]:
-        """A new session ``new_id`` whose log is a copy of this one's up to its head, owned by
-        the caller (epoch 1, as a created one): returns it as copied, and that epoch. Of the
-        keyframes only the newest ``FORK_NEWEST`` and every ``FORK_EVERY``-th older one are
-        copied: a class forking a long lecture copies a fifth of its bytes, and a fork's rewind
-        far into its past replays a few more lines (the same numbers: replays are exact)."""
+    def fork(self, log_id: str, new_id: str) -> Forked:
+        """A new session ``new_id`` at this one's head, owned by the caller (epoch 1, as a
+        created one), that writes one row: its past up to the head is read from a **base**, a
+        frozen copy of the source's log at its head made by the first fork of that moment and
+        shared by every later one (a class of 300 forking a 750-line lecture copies it once).
+        A fork then writes only what it does; one that acts from a moment of its past reads
+        less of the base (``upto``), and the base stays while any log reads from it.
+
+        Of the keyframes a base copies only the newest ``FORK_NEWEST`` and every
+        ``FORK_EVERY``-th older one: a fork's rewind far into its past replays a few more lines
+        (the same numbers: replays are exact)."""
         with self._one_snapshot() as db:
-            self._copy_in(db, log_id, "session", new_id, "session", owner=1, thin=True)
-            rows = self._rows(db, new_id, "session")
-        return self._saved(rows), 1
+            row = db.execute(reading.LOG, (log_id, "session")).fetchone()
+            if row is None:
+                raise NoSuchLog(log_id)
+            head = self._head(db, log_id, row)
+            with self._bases_lock:
+                known = self._bases.get(log_id)
+            if known is None or known[1] != head or not self._same_past(db, log_id, row, known):
+                base = secrets.token_urlsafe(16)  # never shown: no one opens it as a snapshot
+                self._copy_in(db, log_id, "session", base, "snapshot", thin=True, is_base=True)
+                known = (base, head, self._saved(self._rows(db, base, "snapshot")))
+                with self._bases_lock:
+                    self._bases[log_id] = known
+                    self._bases.move_to_end(log_id)
+                    while len(self._bases) > BASES_KEPT:
+                        self._bases.popitem(last=False)
+            base, _, saved = known
+            now = self.clock()
+            # a base is kept BASE_GRACE after its newest fork: it is marked in use again now
+            # and then only (concurrent forks must not all write its row: PostgreSQL would
+            # fail all but one), and the sweep deletes it only if this mark is old (_drop_base)
+            db.execute(
+                "UPDATE logs SET used = ? WHERE id = ? AND used < ?",
+                (now, base, now - BASE_GRACE / 2),
+            )
+            db.execute(
+                "INSERT INTO logs (id, kind, setup, head, first, dropped, base_points, used, "
+                "owner, base, upto) SELECT ?, 'session', setup, head, first, dropped, "
+                "base_points, ?, 1, id, ? FROM logs WHERE id = ?",
+                (new_id, now, head, base),
+            )
+        return Forked(saved, 1, base)
+
+    @staticmethod
+    def _head(db: Cursor, log_id: str, row: Any) -> int:
+        """The sequence number of the last event of the log (its head) as read with LOG."""
+        if row[1] is not None:
+            return int(row[1])
+        newest = db.execute(
+            f"SELECT coalesce(max(seq), -1) FROM ({reading.EVENTS}) AS e",
+            reading.sources(row, log_id),
+        ).fetchone()
+        return int(newest[0])
+
+    @staticmethod
+    def _same_past(db: Cursor, log_id: str, row: Any, known: tuple[str, int, Saved]) -> bool:
+        """Whether the base still holds the source's log up to its head: same setup, same
+        first event and every event the same (a rewind and new lines since may have given the
+        same head another past; the keyframes follow from the events: replays are exact)."""
+        base, head, _ = known
+        ours = db.execute(
+            "SELECT setup, first, dropped, base_points FROM logs WHERE id = ? AND is_base = 1",
+            (base,),
+        ).fetchone()
+        if ours is None or tuple(ours) != (row[0], row[2], row[3], row[4]):
+            return False
+        differ = db.execute(
+            f"SELECT count(*) FROM ({reading.EVENTS}) AS s LEFT JOIN events AS b "
+            "ON b.log = ? AND b.seq = s.seq "
+            "WHERE s.seq <= ? AND (b.body IS NULL OR b.body <> s.body)",
+            (*reading.sources(row, log_id), base, head),
+        ).fetchone()
+        return int(differ[0]) == 0
 
     def _copy(self, source: str, source_kind: str, target: str, kind: str) -> None:
         with self._one_snapshot() as db:
@@ -294,48 +385,44 @@ class LogDatabase(LectureTables):
         target: str,
         kind: str,
         *,
-        owner: int = 0,
         thin: bool = False,
+        is_base: bool = False,
     ) -> None:
+        """Copy a log up to its head into a log of its own (a fork's past read from its base
+        is copied too: the copy needs nothing else)."""
         # no lock of the source's session is held (a fork): run in ``_one_snapshot``, so the
         # copy holds whole actions, never half of one appended meanwhile
-        row = db.execute(
-            "SELECT head, first FROM logs WHERE id = ? AND kind = ?", (source, source_kind)
-        ).fetchone()
+        row = db.execute(reading.LOG, (source, source_kind)).fetchone()
         if row is None:
             raise NoSuchLog(source)
-        head, first = row
-        if head is None:  # at its newest event: all of it
-            newest = db.execute(
-                "SELECT coalesce(max(seq), -1) FROM events WHERE log = ?", (source,)
-            ).fetchone()
-            head = int(newest[0]) + 1
+        head, first, where = self._head(db, source, row), int(row[2]), reading.sources(row, source)
         db.execute(
-            "INSERT INTO logs (id, kind, setup, head, first, dropped, base_points, used, owner) "
-            "SELECT ?, ?, setup, head, first, dropped, base_points, ?, ? FROM logs WHERE id = ?",
-            (target, kind, self.clock(), owner, source),
+            "INSERT INTO logs (id, kind, setup, head, first, dropped, base_points, used, owner, "
+            "is_base) SELECT ?, ?, setup, head, first, dropped, base_points, ?, 0, ? "
+            "FROM logs WHERE id = ?",
+            (target, kind, self.clock(), int(is_base), source),
         )
         db.execute(
             "INSERT INTO events (log, seq, body) "
-            "SELECT ?, seq, body FROM events WHERE log = ? AND seq <= ?",
-            (target, source, head),
+            f"SELECT ?, seq, body FROM ({reading.EVENTS}) AS e WHERE seq <= ?",
+            (target, *where, head),
         )
         # a keyframe at the head or later was taken before an event that is not copied
         if not thin:
             db.execute(
                 "INSERT INTO keyframes (log, seq, clean, state) "
-                "SELECT ?, seq, clean, state FROM keyframes WHERE log = ? AND seq < ?",
-                (target, source, head),
+                f"SELECT ?, seq, clean, state FROM ({reading.KEYFRAMES}) AS k WHERE seq < ?",
+                (target, *where, head),
             )
             return
         # the one before the first kept event stays: a log that forgot its start replays from it
         db.execute(
             "INSERT INTO keyframes (log, seq, clean, state) "
-            "SELECT ?, seq, clean, state FROM keyframes WHERE log = ? AND seq IN ("
-            " SELECT seq FROM (SELECT seq, ROW_NUMBER() OVER (ORDER BY seq DESC) AS n"
-            "  FROM keyframes WHERE log = ? AND seq < ?) AS newest"
-            " WHERE n <= ? OR n / ? * ? = n OR seq = ?)",  # (no %: psycopg's placeholder)
-            (target, source, source, head, FORK_NEWEST, FORK_EVERY, FORK_EVERY, int(first) - 1),
+            "SELECT ?, seq, clean, state FROM ("
+            " SELECT seq, clean, state, ROW_NUMBER() OVER (ORDER BY seq DESC) AS n"
+            f" FROM ({reading.KEYFRAMES}) AS k WHERE seq < ?) AS newest"
+            " WHERE n <= ? OR n / ? * ? = n OR seq = ?",  # (no %: psycopg's placeholder)
+            (target, *where, head, FORK_NEWEST, FORK_EVERY, FORK_EVERY, first - 1),
         )
 
     def _one_snapshot(self) -> AbstractContextManager[Cursor]:
@@ -346,17 +433,24 @@ class LogDatabase(LectureTables):
     # -- keeping it bounded ---------------------------------------------------------
 
     def sweep(self, live: Iterable[str] = (), room: int = 0) -> int:
-        """Delete sessions idle past their retention and snapshots past their lifetime, then
-        the oldest idle logs while there are too many (or too few to add ``room`` more) or they
-        take too many bytes. Sessions in ``live`` (in memory now) are never taken. Returns how
-        many logs went."""
+        """Delete sessions idle past their retention, snapshots past their lifetime and bases
+        no log reads from, then the oldest idle logs while there are too many (or too few to
+        add ``room`` more) or they take too many bytes. Sessions in ``live`` (in memory now)
+        and bases a log reads from are never taken. Returns how many logs went."""
         now = self.clock()
         keep = set(live)
         with self._scan() as db:
+            # a base is kept while a fork reads from it, and for a while after its last fork
+            # (a fork taking it right now may not be visible yet: it updates `used` first)
             old = db.execute(
                 "SELECT id FROM logs WHERE (kind = 'session' AND used < ?) "
-                "OR (kind = 'snapshot' AND used < ?)",
+                "OR (kind = 'snapshot' AND is_base = 0 AND used < ?)",
                 (now - self.retain, now - self.snapshot_life),
+            ).fetchall()
+            bases = db.execute(
+                "SELECT id FROM logs WHERE is_base = 1 AND used < ? AND id NOT IN "
+                "(SELECT base FROM logs WHERE base IS NOT NULL)",
+                (now - BASE_GRACE,),
             ).fetchall()
             doomed = [i for (i,) in old if i not in keep]
             count = int(db.execute("SELECT count(*) FROM logs").fetchone()[0]) - len(doomed)
@@ -365,6 +459,9 @@ class LogDatabase(LectureTables):
                 " + (SELECT coalesce(sum(length(state)), 0) FROM keyframes WHERE log = id)"
                 " FROM logs ORDER BY used"
             ).fetchall()
+            keep.update(
+                i for (i,) in db.execute("SELECT id FROM logs WHERE is_base = 1").fetchall()
+            )
         gone = set(doomed)
         size = sum(int(nbytes) for log_id, nbytes in rows if log_id not in gone)
         for log_id, nbytes in rows:
@@ -378,12 +475,25 @@ class LogDatabase(LectureTables):
             size -= int(nbytes)
         for log_id in doomed:
             self.delete(log_id)
+        dropped = sum(self._drop_base(base, now - BASE_GRACE) for (base,) in bases)
         if room:  # making room for a new session: the quick part only
-            return len(doomed)
+            return len(doomed) + dropped
         with self._tx() as db:  # rows a request wrote while its session was being deleted
             db.execute("DELETE FROM events WHERE log NOT IN (SELECT id FROM logs)")
             db.execute("DELETE FROM keyframes WHERE log NOT IN (SELECT id FROM logs)")
-        return len(doomed)
+        return len(doomed) + dropped
+
+    def _drop_base(self, base: str, before: float) -> bool:
+        """Delete a base not marked in use since ``before`` (a fork marking it meanwhile keeps
+        it: PostgreSQL checks the condition again on the row that fork wrote)."""
+        with self._tx() as db:
+            if not db.execute(
+                "DELETE FROM logs WHERE id = ? AND is_base = 1 AND used < ?", (base, before)
+            ).rowcount:
+                return False
+            db.execute("DELETE FROM events WHERE log = ?", (base,))
+            db.execute("DELETE FROM keyframes WHERE log = ?", (base,))
+        return True
 
     def _scan(self) -> AbstractContextManager[Cursor]:
         """Where the sweep's long reads run (SQLite: a connection of their own)."""

@@ -23,19 +23,38 @@ _parsed: OrderedDict[Hashable, Saved] = OrderedDict()
 _lock = threading.Lock()
 
 
+# A log's events and keyframes: its own rows, and those of its past read from its base (a
+# fork's, see LogDatabase.fork): the base's events up to ``upto`` and keyframes before it, none
+# it has forgotten since (before ``first``). Parameters: (log, base, upto, first); a log with
+# no base passes NULLs, which match nothing. A log's own rows are all after ``upto``.
+EVENTS = (
+    "SELECT seq, body FROM events WHERE log = ? UNION ALL "
+    "SELECT seq, body FROM events WHERE log = ? AND seq <= ? AND seq >= ?"
+)
+KEYFRAMES = (
+    "SELECT seq, clean, state FROM keyframes WHERE log = ? UNION ALL "
+    "SELECT seq, clean, state FROM keyframes WHERE log = ? AND seq < ? AND seq >= ? - 1"
+)
+LOG = (
+    "SELECT setup, head, first, dropped, base_points, base, upto FROM logs "
+    "WHERE id = ? AND kind = ?"
+)
+
+
+def sources(row: Any, log_id: str) -> tuple[Any, ...]:
+    """The parameters of ``EVENTS`` and ``KEYFRAMES`` for a row read with ``LOG``."""
+    return (log_id, row[5], row[6], row[2])
+
+
 def fetch(db: Cursor, log_id: str, kind: str) -> Rows | None:
     """A log's rows as stored (None: no such log)."""
-    row = db.execute(
-        "SELECT setup, head, first, dropped, base_points FROM logs WHERE id = ? AND kind = ?",
-        (log_id, kind),
-    ).fetchone()
+    row = db.execute(LOG, (log_id, kind)).fetchone()
     if row is None:
         return None
-    events = db.execute("SELECT body FROM events WHERE log = ? ORDER BY seq", (log_id,)).fetchall()
-    marks = db.execute(
-        "SELECT seq, clean FROM keyframes WHERE log = ? ORDER BY seq", (log_id,)
-    ).fetchall()
-    return row, events, marks
+    where = sources(row, log_id)
+    events = db.execute(f"SELECT body FROM ({EVENTS}) AS e ORDER BY seq", where).fetchall()
+    marks = db.execute(f"SELECT seq, clean FROM ({KEYFRAMES}) AS k ORDER BY seq", where).fetchall()
+    return tuple(row[:5]), events, marks
 
 
 def parse(rows: Rows) -> Saved:

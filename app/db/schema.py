@@ -102,6 +102,15 @@ MIGRATIONS = {
     6: """
     ALTER TABLE checkpoints RENAME TO keyframes;
     """,
+    # forks share their past (issue 20): a fork's events up to ``upto`` (and keyframes before
+    # it) are read from ``base``, a frozen copy of the lecture at that moment made once for the
+    # whole class (``is_base``); the fork's own rows are only what it did since
+    7: """
+    ALTER TABLE logs ADD COLUMN base TEXT;
+    ALTER TABLE logs ADD COLUMN upto {int};
+    ALTER TABLE logs ADD COLUMN is_base INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX logs_base ON logs (base);
+    """,
 }
 SCHEMA = max(MIGRATIONS)
 

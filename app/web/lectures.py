@@ -6,6 +6,7 @@ The session's own routes (``/api/sessions/{id}/…``) drive it; everything under
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Annotated, Any, Literal
 
@@ -13,6 +14,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Header, HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
+from starlette.background import BackgroundTask
 
 from ..broadcast import Live
 from ..lectures import Lecture, LectureHub, NoLecture
@@ -20,8 +22,18 @@ from ..quizzes import LectureConflict
 from ..sessions import LiveSessions
 from ..timeline import Timeline
 from .answers import Problem, SessionOut
-from .deps import ERRORS, NOT_FOUND, QUIZ_ERRORS, Hub, SessionTarget, Target, as_json, lecture_of
-from .pool import HeavyPool
+from .deps import (
+    ERRORS,
+    NOT_FOUND,
+    QUIZ_ERRORS,
+    Hub,
+    JSONResponse,
+    SessionTarget,
+    Target,
+    as_json,
+    lecture_of,
+)
+from .pool import HeavyPool, PoolFull
 from .schemas import Body, Voter
 
 router = APIRouter(prefix="/api", tags=["lectures"])
@@ -256,12 +268,13 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
         raise LectureConflict("not during a question: try it yourself once it is revealed")
     sessions: LiveSessions = request.app.state.sessions
     pool: HeavyPool = request.app.state.pool
+    shown = await pool.run(sessions.fork, lecture.session_id)
 
-    def copy() -> dict[str, Any]:
-        new = sessions.fork(lecture.session_id)
-        return sessions.shown(new.id, {"id": new.id, **new.timeline.snapshot()})
+    async def warm() -> None:  # after the answer, behind the forks queued by then
+        with contextlib.suppress(PoolFull):  # overloaded: its first click replays it
+            await pool.run(sessions.warm, shown["id"])
 
-    return as_json(await pool.run(copy), status=201)
+    return JSONResponse(shown, status_code=201, background=BackgroundTask(warm))
 
 
 @router.post(

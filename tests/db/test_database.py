@@ -17,19 +17,12 @@ from app.engine.optimizers import PLAIN_SGD
 from app.journal import Journal
 from app.records import Setup
 from app.timeline import Timeline
+from support.clock import Clock
 
 Make = Callable[..., Database]
 
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
                                                       "backward", "step"))  # fmt: skip
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def session(store: Database, log_id: str, iterations: int = 1) -> Timeline:
@@ -59,7 +52,7 @@ def test_a_log_reads_back_as_written(make_db: Make, tmp_path: Path) -> None:
         from app.db.postgres import PostgresDatabase  # psycopg: only where it is used
 
         assert isinstance(store, PostgresDatabase)
-        assert store.schema_version() == SCHEMA == 6
+        assert store.schema_version() == SCHEMA == 7
         second = make_db()
         assert isinstance(second, PostgresDatabase)
         assert second.schema_version() == SCHEMA  # a second process migrates nothing

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from app.db import Database
-from app.db.logs import FORK_EVERY, FORK_NEWEST
+from app.db.logs import BASE_GRACE, FORK_EVERY, FORK_NEWEST
 from app.db.sqlite import FairLock
 from app.engine.optimizers import PLAIN_SGD
 from app.journal import Journal
 from app.records import Setup
 from app.timeline import Timeline
+from support.clock import Clock
 
 Make = Callable[..., Database]
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_grad",
@@ -34,7 +35,7 @@ def test_a_fork_replays_every_moment_of_its_past_exactly(make_db: Make) -> None:
     store.append("a", source.drain())
     stored = store.load("a")
 
-    saved, owner = store.fork("a", "f")
+    saved, owner, _ = store.fork("a", "f")
     store.check_owner("f", owner)  # the forker owns it: no claim needed
     assert owner == 1 and saved.head == source.head and len(saved.events) == source.head + 1
     below = [seq for seq, _ in stored.keyframes if seq < source.head][::-1]
@@ -61,7 +62,7 @@ def test_a_fork_of_a_log_that_forgot_its_start(make_db: Make) -> None:
     source.run(30)
     store.append("a", source.drain())
     assert source.first > 0
-    saved, _ = store.fork("a", "f")
+    saved, _, _ = store.fork("a", "f")
     assert saved.first == source.first and (source.first - 1) in dict(saved.keyframes)
     fork = Timeline.restored(saved, Journal(store, "f"))
     assert fork.snapshot() == source.snapshot()
@@ -94,7 +95,7 @@ def test_forks_taken_while_the_owner_appends_hold_whole_actions(make_db: Make) -
     writer.start()
     forks = 0
     while writer.is_alive() or forks < 5:
-        saved, _ = store.fork("a", f"f{forks}")
+        saved, _, _ = store.fork("a", f"f{forks}")
         forks += 1
         if not saved.events:
             continue
@@ -138,3 +139,93 @@ def test_sqlites_lock_goes_in_turn_and_to_the_event_loop_first() -> None:
     for thread in waiting:
         thread.join(10)
     assert order == ["loop", "a", "b", "c"]
+
+
+def own_rows(store: Database, log_id: str) -> int:
+    """Events and keyframes the log holds itself (not read from a base)."""
+    return store.size(log_id)
+
+
+def test_the_forks_of_one_moment_share_one_copy_of_its_past(make_db: Make) -> None:
+    """The first fork of a moment copies the log once (a base); every later fork of that moment
+    writes one row and reads its past from there. Whatever the source or a fork does next (a
+    rewind that cuts, new lines) changes no other fork's past."""
+    store = make_db()
+    store.create("a", NEURON)
+    source = Timeline(NEURON, Journal(store, "a"), every=3)
+    source.run(20)
+    store.append("a", source.drain())
+    at_fork = source.snapshot()
+    one, two = store.fork("a", "f1"), store.fork("a", "f2")
+    assert one.base == two.base and own_rows(store, "f1") == own_rows(store, "f2") == 0
+    assert store.load("f1").events == store.load("a").events
+    first = Timeline.restored(store.load("f1"), Journal(store, "f1"))
+    assert first.snapshot() == at_fork
+
+    source.rewind(50)  # the lecture cuts back into the moment forked and goes another way
+    source.next()
+    source.next()
+    store.append("a", source.drain())
+    assert Timeline.restored(store.load("f2"), Journal(store, "f2")).snapshot() == at_fork
+    three = store.fork("a", "f3")  # another past at another moment: another base
+    assert three.base != one.base
+    assert Timeline.restored(store.load("f3"), Journal(store, "f3")).snapshot() == (
+        source.snapshot()
+    )
+
+    # a fork acting from a moment of its past reads less of the base; its sibling reads all
+    first.rewind(30)
+    first.next()
+    store.append("f1", first.drain(), one.owner)
+    again = Timeline.restored(store.load("f1"), Journal(store, "f1"))
+    assert again.snapshot() == first.snapshot() and again.moments == 31
+    for n in (0, 11, 30, 31):  # every part of it, from its own keyframes and the base's
+        again.rewind(n)
+        first.rewind(n)
+        assert again.snapshot() == first.snapshot(), n
+    assert Timeline.restored(store.load("f2"), Journal(store, "f2")).snapshot() == at_fork
+
+
+def test_a_base_lives_while_a_log_reads_from_it(make_db: Make) -> None:
+    """A snapshot of a fork holds its whole past (it outlives the fork and its base); a base is
+    kept while any fork reads from it and swept once none has for a while."""
+    clock = Clock()
+    store = make_db("s", clock=clock)
+    store.create("a", NEURON)
+    source = Timeline(NEURON, Journal(store, "a"), every=3)
+    source.run(10)
+    store.append("a", source.drain())
+    base = store.fork("a", "f1").base
+    store.fork("a", "f2")
+    store.snapshot("f1", "token")
+    want = Timeline.restored(store.load("f1"), Journal(store, "f1")).snapshot()
+    for gone in ("a", "f1"):
+        store.delete(gone)
+    clock.now += 2 * BASE_GRACE
+    store.sweep()
+    assert store.load(base, "snapshot").events  # f2 still reads from it
+    store.delete("f2")
+    store.sweep()
+    assert store.count() == 1  # the base went; the snapshot stays
+    store.open_snapshot("token", "opened")
+    assert Timeline.restored(store.load("opened"), Journal(store, "opened")).snapshot() == want
+
+
+def test_a_fork_that_forgot_all_it_read_lets_its_base_go(make_db: Make) -> None:
+    clock = Clock()
+    store = make_db("s", clock=clock)
+    store.create("a", NEURON)
+    source = Timeline(NEURON, Journal(store, "a"), every=3)
+    source.run(4)
+    store.append("a", source.drain())
+    forked = store.fork("a", "f")
+    fork = Timeline.restored(forked.saved, Journal(store, "f"))
+    fork.keep = 20
+    fork.run(20)  # 100 more lines: it forgets all but its newest, none of them the base's
+    store.append("f", fork.drain(), forked.owner)
+    assert fork.first > 20
+    store.delete("a")
+    clock.now += 2 * BASE_GRACE
+    store.sweep()
+    assert store.count() == 1
+    assert Timeline.restored(store.load("f"), Journal(store, "f")).snapshot() == fork.snapshot()
