@@ -86,17 +86,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     compression.install(app)
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
+
+    # first: routes are matched in order, and matching a path against the ~60 API routes
+    # costs 0.25 ms, more than answering /healthz or a static file
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict[str, str]:  # on the event loop: answers even when busy
+        return {"status": "ok"}
+
+    app.mount("/static", compression.CompressedStatic(directory=settings.static_dir), name="static")
     app.include_router(api.router)
     app.include_router(predict.router)
     app.include_router(lectures.router)
     app.include_router(polls.router)
     app.include_router(pages.router)
     app.include_router(docs.router)
-    app.mount("/static", compression.CompressedStatic(directory=settings.static_dir), name="static")
-
-    @app.get("/healthz", tags=["health"])
-    async def healthz() -> dict[str, str]:  # on the event loop: answers even when busy
-        return {"status": "ok"}
 
     @app.exception_handler(RequestValidationError)
     def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

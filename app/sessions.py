@@ -57,6 +57,16 @@ class Session:
     journal: Journal | None = None
 
 
+@dataclass(frozen=True)
+class Fork:
+    """A new fork: its id, and its Session as answered but the id, which is the same for every
+    fork of that moment (``moment`` names it: read it, change nothing)."""
+
+    id: str
+    moment: str
+    session: dict[str, Any]
+
+
 def new_id() -> str:
     return secrets.token_urlsafe(16)  # 128 random bits
 
@@ -169,8 +179,8 @@ class LiveSessions:
             raise UnknownSession(token) from None
         return self._load(session_id)
 
-    def fork(self, session_id: str) -> dict[str, Any]:
-        """A new session at this one's newest saved moment: its Session as answered.
+    def fork(self, session_id: str) -> Fork:
+        """A new session at this one's newest saved moment, and its Session as answered.
 
         Needs no lock of the session: every action is saved (in one transaction) under its
         lock before it is answered, and the copy reads the stored log in one transaction (one
@@ -187,12 +197,12 @@ class LiveSessions:
             shown = self._forked.get(forked.base)
         if shown is None:
             timeline = Timeline.restored(forked.saved, Journal(self.db, forked.base))
-            shown = timeline.snapshot()
+            shown = self.shown(new, timeline.snapshot())  # a new id: no quiz of its own
             with self._lock:
                 self._forked[forked.base] = shown
                 while len(self._forked) > FORKED_KEPT:
                     self._forked.popitem(last=False)
-        return self.shown(new, {"id": new, **shown})
+        return Fork(new, forked.base, shown)
 
     def warm(self, session_id: str) -> None:
         """Bring a stored session into memory now (a fork, before its student's first click),

@@ -15,8 +15,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import zlib
+from typing import Any
 
 import anyio.to_thread
 from starlette.applications import Starlette
@@ -89,3 +91,37 @@ class CompressedStatic(StaticFiles):
     def _compress(path: str) -> bytes:
         with open(path, "rb") as file:
             return gzip(file.read(), STATIC_LEVEL)
+
+
+class SharedAnswer:
+    """One JSON object answered to many clients but for one string field (a class forking one
+    moment of a lecture: the same Session, each with its own id), encoded once and gzipped
+    once: that field is put last, the rest is compressed up to it, and each client's copy
+    costs a copy of the compressor's state and a few bytes more (about a tenth of compressing
+    the 27 KB of a 750-line moons Session again, which the event loop would pay 300 times)."""
+
+    def __init__(self, body: bytes, field: str) -> None:
+        if not body.startswith(b"{") or not body.endswith(b"}"):
+            raise ValueError("a SharedAnswer is a JSON object")
+        separator = b"" if body == b"{}" else b","
+        self.head = body[:-1] + separator + json.dumps(field).encode() + b":"
+        self._compressor = zlib.compressobj(ANSWER_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        self._gzipped_head = self._compressor.compress(self.head)
+
+    def body(self, value: str, *, gzipped: bool) -> bytes:
+        tail = json.dumps(value).encode() + b"}"
+        if not gzipped:
+            return self.head + tail
+        compressor = self._compressor.copy()  # the state after the head, kept for the next
+        return self._gzipped_head + compressor.compress(tail) + compressor.flush()
+
+    def response(self, value: str, scope: Scope, **options: Any) -> Response:
+        """The answer with ``value`` in the field, gzipped if the client takes gzip."""
+        gzipped = "gzip" in Headers(scope=scope).get("accept-encoding", "")
+        headers = {"vary": "Accept-Encoding"} | ({"content-encoding": "gzip"} if gzipped else {})
+        return Response(
+            self.body(value, gzipped=gzipped),
+            media_type="application/json",
+            headers=headers,
+            **options,
+        )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import OrderedDict
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -22,6 +23,7 @@ from ..quizzes import LectureConflict
 from ..sessions import LiveSessions
 from ..timeline import Timeline
 from .answers import Problem, SessionOut
+from .compression import SharedAnswer
 from .deps import (
     ERRORS,
     NOT_FOUND,
@@ -37,6 +39,9 @@ from .pool import HeavyPool, PoolFull
 from .schemas import Body, Voter
 
 router = APIRouter(prefix="/api", tags=["lectures"])
+# the forks of one lecture moment get one answer but the id, encoded and gzipped once
+FORK_ANSWERS: OrderedDict[str, SharedAnswer] = OrderedDict()
+FORK_ANSWERS_KEPT = 8
 
 PresetName = Literal[
     "correct",
@@ -268,13 +273,20 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
         raise LectureConflict("not during a question: try it yourself once it is revealed")
     sessions: LiveSessions = request.app.state.sessions
     pool: HeavyPool = request.app.state.pool
-    shown = await pool.run(sessions.fork, lecture.session_id)
+    fork = await pool.run(sessions.fork, lecture.session_id)
+    answer = FORK_ANSWERS.get(fork.moment)
+    if answer is None:  # the first fork of this moment (the event loop's alone: no lock)
+        answer = FORK_ANSWERS[fork.moment] = SharedAnswer(
+            bytes(JSONResponse(fork.session).body), "id"
+        )
+        while len(FORK_ANSWERS) > FORK_ANSWERS_KEPT:
+            FORK_ANSWERS.popitem(last=False)
 
     async def warm() -> None:  # after the answer, behind the forks queued by then
         with contextlib.suppress(PoolFull):  # overloaded: its first click replays it
-            await pool.run(sessions.warm, shown["id"])
+            await pool.run(sessions.warm, fork.id)
 
-    return JSONResponse(shown, status_code=201, background=BackgroundTask(warm))
+    return answer.response(fork.id, request.scope, status_code=201, background=BackgroundTask(warm))
 
 
 @router.post(

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 
 from app.settings import Settings
+from app.web.compression import SharedAnswer
 
 GZIP = {"accept-encoding": "gzip"}
 PLAIN = {"accept-encoding": "identity"}
@@ -55,6 +56,37 @@ def test_a_line_answer_is_gzipped(client: httpx.Client) -> None:
     r = raw(client, "POST", f"/api/sessions/{sid}/step", GZIP)
     assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
     assert json.loads(gzip.decompress(r.wire))["id"] == sid  # type: ignore[attr-defined]
+
+
+def test_the_forks_of_one_moment_share_one_encoding(client: httpx.Client) -> None:
+    """A class forking one moment gets one answer but the id, encoded and gzipped once: each
+    fork's body, gzipped or not, is exactly the JSON of its own Session."""
+    sid = moons(client)
+    code = client.post(f"/api/sessions/{sid}/lecture").json()["code"]
+    zipped = [raw(client, "POST", f"/api/lectures/{code}/fork", GZIP) for _ in range(3)]
+    plain = raw(client, "POST", f"/api/lectures/{code}/fork", PLAIN)
+    forks = [json.loads(gzip.decompress(r.wire)) for r in zipped]  # type: ignore[attr-defined]
+    forks.append(json.loads(plain.wire))  # type: ignore[attr-defined]
+    assert [r.status_code for r in [*zipped, plain]] == [201] * 4
+    assert all(r.headers["content-encoding"] == "gzip" for r in zipped)
+    assert "content-encoding" not in plain.headers
+    lecture = client.get(f"/api/sessions/{sid}").json()
+    ids = {f.pop("id") for f in forks}
+    assert len(ids) == 4 and sid not in ids
+    lecture.pop("id")
+    assert all(f == lecture for f in forks)
+    for fork in ids:  # each its own session, at the lecture's moment
+        assert client.get(f"/api/sessions/{fork}").json()["moment"] == lecture["moment"] == 4
+
+
+def test_a_shared_answer_is_the_json_of_each_value() -> None:
+    data = {"moment": 4, "name": "ω", "nested": {"a": [1.5, None]}}
+    shared = SharedAnswer(json.dumps(data).encode(), "id")
+    for value in ("a", 'quo"te', "x" * 5000):  # the compressor's state is copied, not used up
+        want = data | {"id": value}
+        assert json.loads(shared.body(value, gzipped=False)) == want
+        assert json.loads(gzip.decompress(shared.body(value, gzipped=True))) == want
+    assert json.loads(SharedAnswer(b"{}", "id").body("z", gzipped=False)) == {"id": "z"}
 
 
 def test_a_static_file_is_gzipped_and_revalidates(client: httpx.Client) -> None:
