@@ -290,6 +290,7 @@ async def bench(
     teacher, code = await lecture(url)
     if "forks" in parts:
         rows.append(await forks(url, code, n))
+        await quiet(pid)  # the forks are replayed in memory after their answers
     if parts & {"creates", "clicking"}:
         row, students = await creates(url, n)
         rows.append(row)

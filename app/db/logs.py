@@ -104,8 +104,8 @@ class LogDatabase(LectureTables):
     ) -> None:
         self.retain, self.snapshot_life = retain_days * DAY, snapshot_days * DAY
         self.max_logs, self.max_bytes, self.clock = max_logs, max_bytes, clock
-        # per source log: its newest base, the head it was made at, and that base's log
-        self._bases: OrderedDict[str, tuple[str, int, Saved]] = OrderedDict()
+        # per source log: its newest base, the (head, cuts) it was made at, and that base's log
+        self._bases: OrderedDict[str, tuple[str, tuple[int, int], Saved]] = OrderedDict()
         self._bases_lock = threading.Lock()
 
     @abstractmethod
@@ -170,6 +170,11 @@ class LogDatabase(LectureTables):
 
     @staticmethod
     def _write(db: Cursor, log_id: str, change: Change) -> None:
+        if not (
+            change.rebased is None and change.truncate is None and change.forget_before is None
+        ):
+            # its past changed: a base made from it before no longer holds it (see fork)
+            db.execute("UPDATE logs SET cuts = cuts + 1 WHERE id = ?", (log_id,))
         if change.rebased is not None:
             db.execute("DELETE FROM events WHERE log = ?", (log_id,))
             db.execute("DELETE FROM keyframes WHERE log = ?", (log_id,))
@@ -316,10 +321,12 @@ class LogDatabase(LectureTables):
             head = self._head(db, log_id, row)
             with self._bases_lock:
                 known = self._bases.get(log_id)
-            if known is None or known[1] != head or not self._same_past(db, log_id, row, known):
+            # the past up to the head is what it was if no write has changed a past since
+            # (appends only add after the end; any other write counts in `cuts`)
+            if known is None or known[1] != (head, row[7]) or not self._exists(db, known[0]):
                 base = secrets.token_urlsafe(16)  # never shown: no one opens it as a snapshot
                 self._copy_in(db, log_id, "session", base, "snapshot", thin=True, is_base=True)
-                known = (base, head, self._saved(self._rows(db, base, "snapshot")))
+                known = (base, (head, row[7]), self._saved(self._rows(db, base, "snapshot")))
                 with self._bases_lock:
                     self._bases[log_id] = known
                     self._bases.move_to_end(log_id)
@@ -354,24 +361,9 @@ class LogDatabase(LectureTables):
         return int(newest[0])
 
     @staticmethod
-    def _same_past(db: Cursor, log_id: str, row: Any, known: tuple[str, int, Saved]) -> bool:
-        """Whether the base still holds the source's log up to its head: same setup, same
-        first event and every event the same (a rewind and new lines since may have given the
-        same head another past; the keyframes follow from the events: replays are exact)."""
-        base, head, _ = known
-        ours = db.execute(
-            "SELECT setup, first, dropped, base_points FROM logs WHERE id = ? AND is_base = 1",
-            (base,),
-        ).fetchone()
-        if ours is None or tuple(ours) != (row[0], row[2], row[3], row[4]):
-            return False
-        differ = db.execute(
-            f"SELECT count(*) FROM ({reading.EVENTS}) AS s LEFT JOIN events AS b "
-            "ON b.log = ? AND b.seq = s.seq "
-            "WHERE s.seq <= ? AND (b.body IS NULL OR b.body <> s.body)",
-            (*reading.sources(row, log_id), base, head),
-        ).fetchone()
-        return int(differ[0]) == 0
+    def _exists(db: Cursor, base: str) -> bool:
+        """Whether a base is still there (one no fork used for long is swept)."""
+        return db.execute("SELECT 1 FROM logs WHERE id = ?", (base,)).fetchone() is not None
 
     def _copy(self, source: str, source_kind: str, target: str, kind: str) -> None:
         with self._one_snapshot() as db:

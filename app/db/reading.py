@@ -36,7 +36,7 @@ KEYFRAMES = (
     "SELECT seq, clean, state FROM keyframes WHERE log = ? AND seq < ? AND seq >= ? - 1"
 )
 LOG = (
-    "SELECT setup, head, first, dropped, base_points, base, upto FROM logs "
+    "SELECT setup, head, first, dropped, base_points, base, upto, cuts FROM logs "
     "WHERE id = ? AND kind = ?"
 )
 

@@ -104,8 +104,11 @@ MIGRATIONS = {
     """,
     # forks share their past (issue 20): a fork's events up to ``upto`` (and keyframes before
     # it) are read from ``base``, a frozen copy of the lecture at that moment made once for the
-    # whole class (``is_base``); the fork's own rows are only what it did since
+    # whole class (``is_base``); the fork's own rows are only what it did since. ``cuts``
+    # counts the writes that changed a log's past (a cut, a reset, forgetting): a base made at
+    # one head and count still holds the log's past up to that head
     7: """
+    ALTER TABLE logs ADD COLUMN cuts {int} NOT NULL DEFAULT 0;
     ALTER TABLE logs ADD COLUMN base TEXT;
     ALTER TABLE logs ADD COLUMN upto {int};
     ALTER TABLE logs ADD COLUMN is_base INTEGER NOT NULL DEFAULT 0;
