@@ -148,6 +148,10 @@ class LiveSessions:
             self._make_room()
             self._live[session.id] = (session, self.clock())
 
+    def has_room(self) -> bool:
+        """Whether a session can be created without making room first (quick: no sweep)."""
+        return len(self._live) < self.max_live and self.db.count() < self.db.max_logs
+
     def create(self, setup: Setup) -> Session:
         """A new session: its timeline built and its log started in the database."""
         self.evict_idle()
