@@ -106,9 +106,12 @@ class LiveSessions:
         gone: list[str] = []
         with self._lock:
             limit = self.clock() - self.idle_timeout
-            for key, (session, used) in list(self._live.items()):
+            idle = []  # the idle ones are at the front: no copy of the whole cache per creation
+            for key, (session, used) in self._live.items():
                 if used > limit:
                     break
+                idle.append((key, session))
+            for key, session in idle:
                 if self._release(session):
                     del self._live[key]
                     gone.append(key)

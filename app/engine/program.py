@@ -6,6 +6,7 @@ ways of writing a program, and the toggles shown for a program are read back fro
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -32,13 +33,19 @@ def code(
 
 
 def describe(program: list[str], style: Style) -> dict[str, Any]:
-    """What a Session says about its program: toggles, entries, their Python, the preset."""
-    toggles = toggles_of(program)
+    """What a Session says about its program: toggles, entries, their Python, the preset
+    (shared by every session with that program and style: read it, change nothing)."""
+    return _describe(tuple(program), style)
+
+
+@functools.lru_cache(maxsize=256)
+def _describe(program: tuple[str, ...], style: Style) -> dict[str, Any]:
+    toggles = toggles_of(list(program))
     return {
         "toggles": {"skip_zero_grad": toggles.skip_zero_grad, "step_first": toggles.step_first},
         "program": list(program),
         "code": [ENTRIES[e].code(style) for e in program],
-        "preset": preset_of(program, style.softmax, style.amp, style.scaler),
+        "preset": preset_of(list(program), style.softmax, style.amp, style.scaler),
     }
 
 
