@@ -1,10 +1,13 @@
 """The SQLite database: one file, the default (``LOOP_STEPPER_DATA``/sessions.sqlite3).
 
 WAL mode with ``synchronous=NORMAL`` survives a killed process (the OS holds what was written);
-only a power cut may lose the newest writes. Several processes on one machine may share the
-file (WAL; a write waits up to 5 s for another's): their owner epochs keep each session with
-the process that replayed it last. There is no one to notify: ``notify`` does nothing and
-``listen`` returns None.
+only a power cut may lose the newest writes. The WAL is copied back into the file (a
+checkpoint, with its fsyncs) by a thread of its own every ``CHECKPOINT_EVERY`` seconds, never
+by the commit that happens to fill it: that commit is a student's line on the event loop, and
+every click waits behind it. Several processes on one machine may share the file (WAL; a
+write waits up to 5 s for another's): their owner epochs keep each session with the process
+that replayed it last. There is no one to notify: ``notify`` does nothing and ``listen``
+returns None.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from typing import Any, Unpack
 from .logs import Limits, LogDatabase
 from .schema import SCHEMA, SQLITE, statements
 from .sql import Cursor
+
+CHECKPOINT_EVERY = 1.0  # seconds between checkpoints (a class's clicks fill ~1 MB of WAL a s)
+WAL_LIMIT = 64 * 1024**2  # bytes the WAL file is cut back to after a checkpoint
 
 
 class FairLock:
@@ -73,6 +79,11 @@ class SqliteDatabase(LogDatabase):
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=OFF")
         self._migrate()
+        self._stop = threading.Event()
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA wal_autocheckpoint=0")  # see the module's docstring
+            self._db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
+            threading.Thread(target=self._checkpoints, name="checkpoints", daemon=True).start()
         # the sweep's long reads on a connection of their own (WAL lets them run beside the
         # writes), so a line's write never waits for a scan of every log
         self._reader = (
@@ -117,7 +128,19 @@ class SqliteDatabase(LogDatabase):
         with self._lock:
             return self._db.execute(sql, params).rowcount
 
+    def _checkpoints(self) -> None:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        try:
+            while not self._stop.wait(CHECKPOINT_EVERY):
+                # PASSIVE: copies what no reader still needs, never waits for a writer
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:
+            pass  # the file is gone (a test's temporary directory): nothing left to copy
+        finally:
+            db.close()
+
     def close(self) -> None:
+        self._stop.set()
         with self._lock:
             if self._reader is not self._db:
                 self._reader.close()
