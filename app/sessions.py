@@ -187,6 +187,17 @@ class LiveSessions:
         return self._load(session_id)
 
     def fork(self, session_id: str) -> Fork:
+        """See ``_fork``."""
+        fork = self._fork(session_id, quick=False)
+        assert fork is not None
+        return fork
+
+    def quick_fork(self, session_id: str) -> Fork | None:
+        """A fork of a moment forked before (None, and nothing done, if not): it copies
+        nothing and replays nothing, quick enough for the event loop."""
+        return self._fork(session_id, quick=True)
+
+    def _fork(self, session_id: str, *, quick: bool) -> Fork | None:
         """A new session at this one's newest saved moment, and its Session as answered.
 
         Needs no lock of the session: every action is saved (in one transaction) under its
@@ -197,12 +208,17 @@ class LiveSessions:
         replays it once. The new session is replayed when it is first used (``warm``)."""
         new = new_id()
         try:
-            forked = self.db.fork(session_id, new)
+            forked = self.db.quick_fork(session_id, new) if quick else self.db.fork(session_id, new)
         except NoSuchLog:
             raise UnknownSession(session_id) from None
+        if forked is None:
+            return None
         with self._lock:
             shown = self._forked.get(forked.base)
         if shown is None:
+            if quick:  # (its base is known but its answer is not: a rare miss; no harm done)
+                self.db.delete(new)
+                return None
             timeline = Timeline.restored(forked.saved, Journal(self.db, forked.base))
             shown = self.shown(new, timeline.snapshot())  # a new id: no quiz of its own
             with self._lock:

@@ -304,6 +304,16 @@ class LogDatabase(LectureTables):
         self._copy(token, "snapshot", log_id, "session")
 
     def fork(self, log_id: str, new_id: str) -> Forked:
+        """See ``_fork``."""
+        forked = self._fork(log_id, new_id, quick=False)
+        assert forked is not None
+        return forked
+
+    def quick_fork(self, log_id: str, new_id: str) -> Forked | None:
+        """A fork that takes no new base (None, and nothing written, if it would)."""
+        return self._fork(log_id, new_id, quick=True)
+
+    def _fork(self, log_id: str, new_id: str, *, quick: bool) -> Forked | None:
         """A new session ``new_id`` at this one's head, owned by the caller (epoch 1, as a
         created one), that writes one row: its past up to the head is read from a **base**, a
         frozen copy of the source's log at its head made by the first fork of that moment and
@@ -313,7 +323,9 @@ class LogDatabase(LectureTables):
 
         Of the keyframes a base copies only the newest ``FORK_NEWEST`` and every
         ``FORK_EVERY``-th older one: a fork's rewind far into its past replays a few more lines
-        (the same numbers: replays are exact)."""
+        (the same numbers: replays are exact).
+
+        ``quick``: None (and nothing written) if that takes a new base: a copy of the log."""
         with self._one_snapshot() as db:
             row = db.execute(reading.LOG, (log_id, "session")).fetchone()
             if row is None:
@@ -324,6 +336,8 @@ class LogDatabase(LectureTables):
             # the past up to the head is what it was if no write has changed a past since
             # (appends only add after the end; any other write counts in `cuts`)
             if known is None or known[1] != (head, row[7]) or not self._exists(db, known[0]):
+                if quick:
+                    return None
                 base = secrets.token_urlsafe(16)  # never shown: no one opens it as a snapshot
                 self._copy_in(db, log_id, "session", base, "snapshot", thin=True, is_base=True)
                 known = (base, (head, row[7]), self._saved(self._rows(db, base, "snapshot")))
