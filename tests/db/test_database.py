@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -262,3 +263,21 @@ def test_a_class_question_takes_votes_only_while_its_round_is_open(make_db: Make
     assert rows[1]["body"]["answer"] == "zeros"
     store.add_lecture("CODE567", "s", 1e12)
     assert store.poll_report("s") == []
+
+
+def test_sqlite_copies_its_wal_back_in_a_thread_of_its_own(tmp_path: Path) -> None:
+    """A commit (a student's line, on the event loop) never checkpoints; the thread does, within
+    a few seconds: the file grows by what the WAL held."""
+    path = tmp_path / "wal.sqlite3"
+    store = SqliteDatabase(path)
+    try:
+        assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        written = path.stat().st_size
+        session(store, "a", iterations=200)
+        deadline = time.monotonic() + 10
+        while path.stat().st_size == written and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert path.stat().st_size > written
+        assert any(t.name == "checkpoints" for t in threading.enumerate())
+    finally:
+        store.close()

@@ -156,6 +156,7 @@ def test_the_forks_of_one_moment_share_one_copy_of_its_past(make_db: Make) -> No
     source.run(20)
     store.append("a", source.drain())
     at_fork = source.snapshot()
+    assert store.quick_fork("a", "q") is None and not store.exists("q")  # it takes a copy
     one, two = store.fork("a", "f1"), store.fork("a", "f2")
     assert one.base == two.base and own_rows(store, "f1") == own_rows(store, "f2") == 0
     assert store.load("f1").events == store.load("a").events
@@ -169,6 +170,7 @@ def test_the_forks_of_one_moment_share_one_copy_of_its_past(make_db: Make) -> No
     assert Timeline.restored(store.load("f2"), Journal(store, "f2")).snapshot() == at_fork
     three = store.fork("a", "f3")  # another past at another moment: another base
     assert three.base != one.base
+    assert store.quick_fork("a", "q3").base == three.base  # type: ignore[union-attr]
     assert Timeline.restored(store.load("f3"), Journal(store, "f3")).snapshot() == (
         source.snapshot()
     )
@@ -184,6 +186,29 @@ def test_the_forks_of_one_moment_share_one_copy_of_its_past(make_db: Make) -> No
         first.rewind(n)
         assert again.snapshot() == first.snapshot(), n
     assert Timeline.restored(store.load("f2"), Journal(store, "f2")).snapshot() == at_fork
+
+
+def test_the_same_head_with_another_past_takes_another_base(make_db: Make) -> None:
+    """Back to moment 20 and on again to the head it had: the same head, but a cut was written
+    (the database cannot tell the past came out the same), so the forks after it read from
+    another base, and stand where the source stands."""
+    store = make_db()
+    store.create("a", NEURON)
+    source = Timeline(NEURON, Journal(store, "a"), every=3)
+    source.run(10)
+    store.append("a", source.drain())
+    before = store.fork("a", "f1")
+    head = source.head
+    source.rewind(20)
+    store.append("a", source.drain())
+    while source.head < head:
+        source.next()
+        store.append("a", source.drain())
+    assert source.head == head
+    after = store.fork("a", "f2")
+    assert after.base != before.base
+    fork = Timeline.restored(store.load("f2"), Journal(store, "f2"))
+    assert fork.snapshot() == source.snapshot()
 
 
 def test_a_base_lives_while_a_log_reads_from_it(make_db: Make) -> None:
