@@ -20,6 +20,7 @@ from ..records import Setup
 from ..timeline import Timeline, TimelineError
 from .answers import Output, Problem, SessionOut
 from .catalogue import presets_out
+from .compression import SharedAnswers
 from .deps import ERRORS, HEAVY_ERRORS, Call, Sessions, Target, as_json
 from .pool import HeavyPool
 from .schemas import (
@@ -36,6 +37,7 @@ from .schemas import (
 )
 
 router = APIRouter(prefix="/api")
+NEW_ANSWERS = SharedAnswers(32)  # a new session's answer by setup (see create_session)
 
 
 @router.get("/scenarios", response_model=list[ScenarioOut])
@@ -112,8 +114,17 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
             session = await pool.run(sessions.create, setup)
     if quiz is not None:
         request.app.state.hub.study.start(session.id, quiz.name)
-    data = sessions.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
-    return as_json(data, status=201)
+    if quiz is not None or body.snapshot is not None:
+        data = sessions.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
+        return as_json(data, status=201)
+
+    # a new session's Session is the same for every session of its setup but the id: a class
+    # creating at once has it encoded and gzipped once
+    def first() -> bytes:
+        return bytes(as_json(sessions.shown(session.id, session.timeline.snapshot())).body)
+
+    answer = NEW_ANSWERS.get(json.dumps(setup.to_json(), sort_keys=True), first)
+    return answer.response(session.id, request.scope, status_code=201)
 
 
 @router.get("/sessions/{session_id}", response_model=SessionOut, responses=ERRORS)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import anyio.to_thread
@@ -125,3 +127,24 @@ class SharedAnswer:
             headers=headers,
             **options,
         )
+
+
+class SharedAnswers:
+    """The newest ``kept`` SharedAnswers by key (a lecture's moment, a setup): used on the event
+    loop's thread only, so no lock."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self._answers: OrderedDict[str, SharedAnswer] = OrderedDict()
+
+    def get(self, key: str, body: Callable[[], bytes], field: str = "id") -> SharedAnswer:
+        """The answer kept under ``key``, else one made from ``body()`` (the object without
+        ``field``) and kept."""
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = SharedAnswer(body(), field)
+            while len(self._answers) > self.kept:
+                self._answers.popitem(last=False)
+        else:
+            self._answers.move_to_end(key)
+        return answer

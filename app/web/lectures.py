@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections import OrderedDict
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -23,7 +22,7 @@ from ..quizzes import LectureConflict
 from ..sessions import LiveSessions
 from ..timeline import Timeline
 from .answers import Problem, SessionOut
-from .compression import SharedAnswer
+from .compression import SharedAnswers
 from .deps import (
     ERRORS,
     NOT_FOUND,
@@ -40,8 +39,7 @@ from .schemas import Body, Voter
 
 router = APIRouter(prefix="/api", tags=["lectures"])
 # the forks of one lecture moment get one answer but the id, encoded and gzipped once
-FORK_ANSWERS: OrderedDict[str, SharedAnswer] = OrderedDict()
-FORK_ANSWERS_KEPT = 8
+FORK_ANSWERS = SharedAnswers(8)
 
 PresetName = Literal[
     "correct",
@@ -278,14 +276,8 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
     fork = sessions.quick_fork(lecture.session_id)
     if fork is None:
         fork = await pool.run(sessions.fork, lecture.session_id)
-    answer = FORK_ANSWERS.get(fork.moment)
-    if answer is None:  # the first fork of this moment (the event loop's alone: no lock)
-        answer = FORK_ANSWERS[fork.moment] = SharedAnswer(
-            bytes(JSONResponse(fork.session).body), "id"
-        )
-        while len(FORK_ANSWERS) > FORK_ANSWERS_KEPT:
-            FORK_ANSWERS.popitem(last=False)
-
+    session = fork.session
+    answer = FORK_ANSWERS.get(fork.moment, lambda: bytes(JSONResponse(session).body))
     new = fork.id
 
     async def warm() -> None:  # after the answer, behind the forks queued by then

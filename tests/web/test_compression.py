@@ -7,6 +7,7 @@ import gzip
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -77,6 +78,25 @@ def test_the_forks_of_one_moment_share_one_encoding(client: httpx.Client) -> Non
     assert all(f == lecture for f in forks)
     for fork in ids:  # each its own session, at the lecture's moment
         assert client.get(f"/api/sessions/{fork}").json()["moment"] == lecture["moment"] == 4
+
+
+def test_new_sessions_of_one_setup_share_one_encoding(client: httpx.Client) -> None:
+    """A new session's answer is encoded once per setup: each is exactly its own Session (as a
+    GET computes it afresh), gzipped or not, and another setup's is its own."""
+    moons, neuron = {"scenario": "moons"}, {"scenario": "neuron", "lr": 0.2}
+    answers: dict[str, list[dict[str, Any]]] = {"moons": [], "neuron": []}
+    for setup in (moons, neuron, moons, neuron):
+        for headers in (GZIP, PLAIN):
+            r = client.post("/api/sessions", json=setup, headers=headers)
+            assert r.status_code == 201
+            assert ("content-encoding" in r.headers) == (headers is GZIP)
+            created = r.json()
+            assert created == client.get(f"/api/sessions/{created['id']}").json()
+            answers[setup["scenario"]].append({k: v for k, v in created.items() if k != "id"})
+    for same in answers.values():
+        assert all(a == same[0] for a in same)
+    assert answers["moons"][0] != answers["neuron"][0]
+    assert answers["neuron"][0]["lr"] == 0.2
 
 
 def test_a_shared_answer_is_the_json_of_each_value() -> None:
