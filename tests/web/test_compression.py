@@ -83,7 +83,8 @@ def test_the_forks_of_one_moment_share_one_encoding(client: httpx.Client) -> Non
 def test_new_sessions_of_one_setup_share_one_encoding(client: httpx.Client) -> None:
     """A new session's answer is encoded once per setup: each is exactly its own Session (as a
     GET computes it afresh), gzipped or not, and another setup's is its own."""
-    moons, neuron = {"scenario": "moons"}, {"scenario": "neuron", "lr": 0.2}
+    moons: dict[str, Any] = {"scenario": "moons"}
+    neuron: dict[str, Any] = {"scenario": "neuron", "lr": 0.2}
     answers: dict[str, list[dict[str, Any]]] = {"moons": [], "neuron": []}
     for setup in (moons, neuron, moons, neuron):
         for headers in (GZIP, PLAIN):
