@@ -123,3 +123,32 @@ def test_two_processes_take_a_session_in_turns(make_db: Make) -> None:
         assert a.act(again, lambda t: t.snapshot()) == latest.timeline.snapshot()
     assert latest.timeline.snapshot() == alone.snapshot()
     assert len(b.db.load(first.id).events) == 10
+
+
+def test_the_forks_of_one_moment_share_one_replay_and_each_comes_to_life(make_db: Make) -> None:
+    """The first fork of a moment replays it; later ones (``quick_fork``) reuse its answer, the
+    same Session but the id; each fork is its own session, brought into memory by ``warm``
+    standing exactly at the lecture's moment."""
+    sessions = LiveSessions(make_db(), 100, 60)
+    lecture = sessions.create(NEURON)
+    lecture.timeline.run(3)
+    lecture.timeline.next()  # mid-iteration: its forward's graph is part of the moment
+    sessions.save(lecture)
+    assert sessions.quick_fork(lecture.id) is None  # the first of a moment copies and replays
+    first = sessions.fork(lecture.id)
+    later = sessions.quick_fork(lecture.id)
+    assert later is not None and later.moment == first.moment and later.id != first.id
+    assert later.session is first.session  # one answer for the moment
+    assert first.session == lecture.timeline.snapshot()  # (no quiz hook here)
+    for fork in (first, later):
+        assert sessions.live(fork.id) is None  # replayed after the answer, not before it
+        sessions.warm(fork.id)
+        alive = sessions.live(fork.id)
+        assert alive is not None and alive.timeline.snapshot() == lecture.timeline.snapshot()
+    one, other = sessions.live(first.id), sessions.live(later.id)
+    assert one is not None and other is not None
+    one.timeline.next()  # the loss line: its graph came back with the replay
+    sessions.save(one)
+    assert other.timeline.snapshot() == lecture.timeline.snapshot() != one.timeline.snapshot()
+    sessions.warm("no-such-session")  # gone meanwhile: no error
+    sessions.close()  # the keyframes still pending are written before the database closes
