@@ -23,8 +23,10 @@ from typing import Any, Protocol, Unpack
 
 from ..engine import LabState
 from ..records import Change, Saved, Setup
+from .copies import Forked
 from .lectures import EVENTS_KEPT, StoredLecture
-from .logs import DAY, DatabaseUnavailable, Forked, Limits, NoSuchLog, NotOwner
+from .logs import DAY, DatabaseUnavailable, Limits, NotOwner
+from .reading import NoSuchLog
 from .schema import SCHEMA
 from .shared import Shared, SharedListener
 from .sqlite import SqliteDatabase

@@ -16,6 +16,11 @@ from typing import Any
 from ..records import AT_END, Event, Saved, Setup
 from .sql import Cursor
 
+
+class NoSuchLog(KeyError):
+    pass
+
+
 PARSED_KEPT = 8  # logs kept parsed (one per lecture moment being forked, and a few more)
 Rows = tuple[Any, list[Any], list[Any]]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from app.db import Database
-from app.db.logs import BASE_GRACE, FORK_EVERY, FORK_NEWEST
+from app.db.copies import BASE_GRACE, FORK_EVERY, FORK_NEWEST
 from app.db.sqlite import FairLock
 from app.engine.optimizers import PLAIN_SGD
 from app.journal import Journal

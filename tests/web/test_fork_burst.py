@@ -25,6 +25,7 @@ from support.serve import schema_url, serve
 FORKS = 300
 CLICKS = 12  # the instructor's lines during the burst
 BEFORE = 37  # lines before it: mid-iteration, so the parameters have a .grad
+SPREAD = 0.004  # seconds between two students' clicks on "Try it yourself" (300 in 1.2 s)
 
 
 def without_id(session: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +45,10 @@ async def burst(base: str, code: str, sid: str) -> tuple[list[httpx.Response], l
     ):
         started = asyncio.Event()
 
-        async def fork() -> httpx.Response:
+        async def fork(i: int) -> httpx.Response:
+            # a class within a second, not within a millisecond: a fork of a moment forked
+            # before takes well under a millisecond, and the burst must overlap the clicks
+            await asyncio.sleep(i * SPREAD)
             r = await crowd.post(f"/api/lectures/{code}/fork")
             started.set()
             return r
@@ -58,7 +62,7 @@ async def burst(base: str, code: str, sid: str) -> tuple[list[httpx.Response], l
                 answers.append(r.json())
             return answers
 
-        forks = asyncio.gather(*(fork() for _ in range(FORKS)))
+        forks = asyncio.gather(*(fork(i) for i in range(FORKS)))
         answered, clicked = await asyncio.wait_for(asyncio.gather(forks, instructor()), 600)
         return answered, clicked
 
