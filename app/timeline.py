@@ -106,6 +106,7 @@ class Timeline:
         state = self.lab.capture() if start is None else start
         self.keyframes: dict[int, Keyframe] = {-1: Keyframe(True, state)}
         self._stale = False  # True while the Lab is not at the head
+        self._restored = -1  # the keyframe the Lab was last restored from (see _line)
         self._saved_at_end = True  # the database's head is "the newest event"
 
     # -- the actions -----------------------------------------------------------------
@@ -263,6 +264,18 @@ class Timeline:
     # -- inside ----------------------------------------------------------------------
 
     def _line(self, entry: str, advance: bool) -> None:
+        # a rewind restored a keyframe whose stand-in loss this line would use as the real
+        # one (running_loss += loss keeps its graph): replay from one that has the real loss
+        # (none left that has: a log that forgot where its loss came from keeps the stand-in)
+        restored = self._restored
+        if (
+            0 <= restored <= self.head
+            and restored in self.keyframes
+            and not self._usable(restored, self.head, entry)
+            and any(s < self.head and self._usable(s, self.head, entry) for s in self.keyframes)
+        ):
+            self._stale = True
+            self._goto(self.head, entry)
         # the moments after a past one go only once the line has done something: a line the
         # Lab refuses (loss before any forward) changes nothing, so it discards nothing
         if ENTRIES[entry].method == "forward":
@@ -321,7 +334,13 @@ class Timeline:
         # a keyframe at the head was taken before the forward that is gone now
         for seq in [s for s in self.keyframes if s >= self.head and s >= 0]:
             del self.keyframes[seq]
-        self.change.truncate = self.head + 1
+        # what this change was still to write past the head is gone too (a drain may span
+        # several actions: the database applies the truncation before the events)
+        change = self.change
+        change.events = [(seq, e) for seq, e in change.events if seq <= self.head]
+        change.keyframes = [k for k in change.keyframes if k[0] < self.head]
+        cut = self.head + 1
+        change.truncate = cut if change.truncate is None else min(change.truncate, cut)
 
     def _keyframe(self) -> None:
         if not self.lab.running.exact:
@@ -337,26 +356,30 @@ class Timeline:
                 if seq != self.first - 1:
                     self.keyframes[seq].state = None
 
-    def _usable(self, seq: int, target: int) -> bool:
-        """Whether replaying from the keyframe at ``seq`` reaches ``target`` exactly.
+    def _usable(self, seq: int, target: int, then: str | None = None) -> bool:
+        """Whether replaying from the keyframe at ``seq`` reaches ``target`` exactly (and
+        leaves the Lab right for the line ``then``, about to run).
 
         A clean keyframe's stand-in loss fails a backward as the real one did and gives its
         value, but it is not the real graph: ``running_loss += loss`` on it would keep other
         nodes alive. So that line must not reach the old loss either."""
         clean = self.keyframes[seq].clean
-        for e in self.events[seq + 1 - self.first : target + 1 - self.first]:
-            if e.op != "line":
-                continue
-            line = ENTRIES[e.entry].method
-            if line == "log_tensor" or (not clean and (_uses_loss(e.entry) or line == "log_item")):
+        lines = [
+            (e.entry, e.ok)
+            for e in self.events[seq + 1 - self.first : target + 1 - self.first]
+            if e.op == "line"
+        ]
+        for entry, ok in [*lines, *([] if then is None else [(then, True)])]:
+            line = ENTRIES[entry].method
+            if line == "log_tensor" or (not clean and (_uses_loss(entry) or line == "log_item")):
                 return False
-            if e.ok and _is_loss(e.entry):
+            if ok and _is_loss(entry):
                 return True  # the old loss is replaced before anything could use it
         return clean
 
-    def _goto(self, target: int) -> None:
+    def _goto(self, target: int, then: str | None = None) -> None:
         seq = (
-            max(s for s in self.keyframes if s < target and self._usable(s, target))
+            max(s for s in self.keyframes if s < target and self._usable(s, target, then))
             if target >= 0
             else -1
         )
@@ -372,6 +395,7 @@ class Timeline:
         self.lab.restore(state, whole=True)
         state.history = []
         self._stale = False
+        self._restored = seq
         self._replay(seq + 1, target)
 
     def _replay(self, start: int, end: int) -> None:

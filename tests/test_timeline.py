@@ -366,6 +366,42 @@ def answer_of(lab: Lab) -> bytes:
     return pydantic_core.to_json(data, inf_nan_mode="strings")
 
 
+def test_a_tensor_running_loss_reads_the_same_after_a_keyframe_from_the_store() -> None:
+    """Found by the random test: with accumulation a micro-batch is a view of the batch, but a
+    keyframe read back from the store holds a copy of just its rows; the bytes a tensor
+    running_loss keeps saved must not depend on where the keyframe came from."""
+    timeline, store = stored(setup("neuron", PLAIN_SGD, 2))
+    timeline.run(1)
+    timeline.rewind(6)  # from the keyframe in memory
+    timeline.line("log_tensor")
+    store.append("s", timeline.drain())
+    again = Timeline.restored(store.load("s"), Journal(store, "s"))  # from the store's
+    held = again.snapshot()["running_loss"]
+    assert held == timeline.snapshot()["running_loss"]
+    assert held["saved_bytes"] == 32  # 4 saved tensors of 2 float32 numbers
+    assert answer(again) == answer(timeline)
+
+
+def test_running_loss_after_a_rewind_adds_the_real_loss_not_a_stand_in() -> None:
+    """Found by the random test: back to right after a forward whose loss was already spent,
+    the Lab stood on a keyframe's stand-in loss; ``running_loss += loss`` then kept the
+    stand-in's graph instead of the real one. The line replays from a keyframe that has the
+    real loss first: the answer is the one a replay of the log (the store's) gives."""
+    timeline, store = stored(setup("neuron", PLAIN_SGD, 2))
+    timeline.run(2)
+    store.append("s", timeline.drain())
+    timeline.rewind(13)  # right after the second iteration's second forward
+    timeline.line("log_tensor")  # its loss is the first micro-batch's, spent by backward
+    store.append("s", timeline.drain())
+    first = answer(timeline)
+    again = Timeline.restored(store.load("s"), Journal(store, "s"))
+    assert answer(again) == first
+    timeline.rewind(0)
+    timeline.rewind(14)
+    assert answer(timeline) == first
+    assert timeline.snapshot()["running_loss"]["nodes"] == 7  # the real loss's graph
+
+
 def test_a_tensor_running_loss_is_never_a_keyframe() -> None:
     """Its graphs cannot be captured: the timeline takes no keyframe then, and a rewind
     replays from an exact one (here the start) to the same answer."""

@@ -58,7 +58,7 @@ def kept(tensor: torch.Tensor) -> tuple[int, int]:
     """The autograd nodes a tensor keeps alive and the bytes of their saved tensors that
     are still held (backward frees them; a freed or since-modified one counts nothing)."""
     seen: set[int] = set()
-    storages: dict[int, int] = {}
+    held: dict[tuple[int, int], int] = {}  # each saved region once (a tensor saved twice)
     stack = [tensor.grad_fn] if tensor.grad_fn is not None else []
     while stack:
         node = stack.pop()
@@ -74,7 +74,9 @@ def kept(tensor: torch.Tensor) -> tuple[int, int]:
             except RuntimeError:  # freed by backward, or modified in place since
                 continue
             if isinstance(value, torch.Tensor) and not value.is_nested:
-                storage = value.untyped_storage()
-                storages[storage.data_ptr()] = storage.nbytes()
+                # the saved tensor's own bytes, not its storage's: an accumulation micro-batch
+                # is a view of the whole batch, but a copy of just its rows once a keyframe is
+                # read back from the database, and a rewind must not change the number
+                held[(value.data_ptr(), value.nbytes)] = value.nbytes
         stack += [n for n, _ in node.next_functions if n is not None]
-    return len(seen), sum(storages.values())
+    return len(seen), sum(held.values())
