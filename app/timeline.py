@@ -297,6 +297,8 @@ class Timeline:
         self._cut()
         lab = self.lab
         point = lab.history[-1] if _is_loss(entry) else None
+        if point is not None:
+            self._restored = -1  # a real loss from here on: no stand-in left to check for
         self._record(
             Event(
                 "line",
