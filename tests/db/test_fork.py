@@ -27,10 +27,7 @@ NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_g
 
 def test_a_fork_replays_every_moment_of_its_past_exactly(make_db: Make) -> None:
     store = make_db()
-    store.create("a", NEURON)
-    source = Timeline(NEURON, Journal(store, "a"), every=3)
-    source.run(40)
-    store.append("a", source.drain())
+    source = lecture(store, 40)
     source.rewind(150)  # the lecture stepped back: the fork starts there
     store.append("a", source.drain())
     stored = store.load("a")
@@ -141,6 +138,15 @@ def test_sqlites_lock_goes_in_turn_and_to_the_event_loop_first() -> None:
     assert order == ["loop", "a", "b", "c"]
 
 
+def lecture(store: Database, iterations: int) -> Timeline:
+    """The source "a": neuron, ``iterations`` iterations, a keyframe every 3 events, stored."""
+    store.create("a", NEURON)
+    source = Timeline(NEURON, Journal(store, "a"), every=3)
+    source.run(iterations)
+    store.append("a", source.drain())
+    return source
+
+
 def own_rows(store: Database, log_id: str) -> int:
     """Events and keyframes the log holds itself (not read from a base)."""
     return store.size(log_id)
@@ -151,10 +157,7 @@ def test_the_forks_of_one_moment_share_one_copy_of_its_past(make_db: Make) -> No
     writes one row and reads its past from there. Whatever the source or a fork does next (a
     rewind that cuts, new lines) changes no other fork's past."""
     store = make_db()
-    store.create("a", NEURON)
-    source = Timeline(NEURON, Journal(store, "a"), every=3)
-    source.run(20)
-    store.append("a", source.drain())
+    source = lecture(store, 20)
     at_fork = source.snapshot()
     assert store.quick_fork("a", "q") is None and not store.exists("q")  # it takes a copy
     one, two = store.fork("a", "f1"), store.fork("a", "f2")
@@ -193,10 +196,7 @@ def test_the_same_head_with_another_past_takes_another_base(make_db: Make) -> No
     (the database cannot tell the past came out the same), so the forks after it read from
     another base, and stand where the source stands."""
     store = make_db()
-    store.create("a", NEURON)
-    source = Timeline(NEURON, Journal(store, "a"), every=3)
-    source.run(10)
-    store.append("a", source.drain())
+    source = lecture(store, 10)
     before = store.fork("a", "f1")
     head = source.head
     source.rewind(20)
@@ -216,10 +216,7 @@ def test_a_base_lives_while_a_log_reads_from_it(make_db: Make) -> None:
     kept while any fork reads from it and swept once none has for a while."""
     clock = Clock()
     store = make_db("s", clock=clock)
-    store.create("a", NEURON)
-    source = Timeline(NEURON, Journal(store, "a"), every=3)
-    source.run(10)
-    store.append("a", source.drain())
+    lecture(store, 10)
     base = store.fork("a", "f1").base
     store.fork("a", "f2")
     store.snapshot("f1", "token")
@@ -239,10 +236,7 @@ def test_a_base_lives_while_a_log_reads_from_it(make_db: Make) -> None:
 def test_a_fork_that_forgot_all_it_read_lets_its_base_go(make_db: Make) -> None:
     clock = Clock()
     store = make_db("s", clock=clock)
-    store.create("a", NEURON)
-    source = Timeline(NEURON, Journal(store, "a"), every=3)
-    source.run(4)
-    store.append("a", source.drain())
+    lecture(store, 4)
     forked = store.fork("a", "f")
     fork = Timeline.restored(forked.saved, Journal(store, "f"))
     fork.keep = 20
