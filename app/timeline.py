@@ -18,6 +18,7 @@ Imports the engine only; the database is reached through the narrow ``Journal`` 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -119,11 +120,14 @@ class Timeline:
         """Run the line at the cursor; the cursor moves on."""
         self._line(self.lab.next_line, advance=True)
 
-    def run(self, iterations: int) -> None:
-        """Lines until the cursor has wrapped ``iterations`` times; a failing line stops it."""
+    def run(self, iterations: int, pause: Callable[[], None] = lambda: None) -> None:
+        """Lines until the cursor has wrapped ``iterations`` times; a failing line stops it.
+        ``pause`` is called before each line (the web layer lets light work go first)."""
         for _ in range(iterations):
+            pause()
             self.next()
             while self.lab.cursor != 0:
+                pause()
                 self.next()
 
     def set_lr(self, lr: float) -> None:
@@ -267,12 +271,8 @@ class Timeline:
         # a rewind restored a keyframe whose stand-in loss this line would use as the real
         # one (running_loss += loss keeps its graph): replay from one that has the real loss
         # (none left that has: a log that forgot where its loss came from keeps the stand-in)
-        restored = self._restored
-        if (
-            0 <= restored <= self.head
-            and restored in self.keyframes
-            and not self._usable(restored, self.head, entry)
-            and any(s < self.head and self._usable(s, self.head, entry) for s in self.keyframes)
+        if not self._lab_usable(self.head, entry) and any(
+            s < self.head and self._usable(s, self.head, entry) for s in self.keyframes
         ):
             self._stale = True
             self._goto(self.head, entry)
@@ -379,13 +379,24 @@ class Timeline:
                 return True  # the old loss is replaced before anything could use it
         return clean
 
+    def _lab_usable(self, target: int, then: str | None = None) -> bool:
+        """Whether the Lab may go on from where it is to ``target``: not if a rewind left it on
+        a keyframe's stand-in loss that the way there (or ``then``) would use."""
+        restored = self._restored
+        return not (
+            0 <= restored <= self.head
+            and restored in self.keyframes
+            and not self._usable(restored, target, then)
+        )
+
     def _goto(self, target: int, then: str | None = None) -> None:
         seq = (
             max(s for s in self.keyframes if s < target and self._usable(s, target, then))
             if target >= 0
             else -1
         )
-        if not self._stale and seq <= self.head <= target:  # forward, from where the Lab is
+        if not self._stale and seq <= self.head <= target and self._lab_usable(target, then):
+            # forward, from where the Lab is
             self._replay(self.head + 1, target)
             return
         keyframe = self.keyframes[seq]

@@ -402,6 +402,44 @@ def test_running_loss_after_a_rewind_adds_the_real_loss_not_a_stand_in() -> None
     assert timeline.snapshot()["running_loss"]["nodes"] == 7  # the real loss's graph
 
 
+def test_a_rewind_forward_onto_running_loss_adds_the_real_loss_not_a_stand_in() -> None:
+    """Found by the random test: a rewind to moment 7 left the Lab on a keyframe's stand-in
+    loss; the rewind to 8 went on from there and ``running_loss += loss`` kept the stand-in's
+    graph (4 nodes) instead of the first iteration's real loss (6)."""
+    timeline, _ = stored(setup("neuron"))
+    timeline.run(1)
+    timeline.next()  # forward
+    timeline.set_program(["forward"])
+    timeline.next()
+    timeline.line("log_tensor")  # the loss of iteration 1, spent by its backward
+    first = answer(timeline)
+    assert timeline.snapshot()["running_loss"]["nodes"] == 6
+    timeline.rewind(7)
+    timeline.rewind(8)
+    assert answer(timeline) == first
+
+
+def test_a_graph_of_the_model_before_a_resume_keeps_its_names() -> None:
+    """Found by the random test: the graph of a forward before two resumes named its leaves
+    ``weight`` and ``bias`` when it was built, and ``tensor`` when a rewind walked it again
+    (the names were kept only for the last model's and the one before's parameters)."""
+    timeline, _ = stored(setup("neuron"))
+    timeline.next()  # forward: the graph of the model at creation
+    timeline.set_program(["checkpoint", "resume"])
+    timeline.run(2)  # two resumes: two new models
+    first = answer(timeline)
+    labels = [node["label"] for node in timeline.snapshot()["graph"]["nodes"]]
+    assert labels == [
+        "AddmmBackward0",
+        "AccumulateGrad: bias",
+        "TBackward0",
+        "AccumulateGrad: weight",
+    ]
+    for n in (4, 2, 1, 0, 5):
+        timeline.rewind(n)
+    assert answer(timeline) == first
+
+
 def test_a_tensor_running_loss_is_never_a_keyframe() -> None:
     """Its graphs cannot be captured: the timeline takes no keyframe then, and a rewind
     replays from an exact one (here the start) to the same answer."""

@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Mapping
 from typing import Any
 
 import torch
+
+
+class Names:
+    """Each parameter's name for as long as the parameter lives. A graph built before a
+    ``resume`` reaches the old model's parameters: they keep their names, whenever the graph is
+    walked. Keyed by ``id`` and checked by a weak reference (a freed tensor's id is reused)."""
+
+    def __init__(self, named: Mapping[str, torch.Tensor]) -> None:
+        self._by_id: dict[int, tuple[weakref.ref[torch.Tensor], str]] = {}
+        self.add(named)
+
+    def add(self, named: Mapping[str, torch.Tensor]) -> None:
+        """Name these too (a resume's new parameters); forget the ones no longer alive."""
+        self._by_id = {k: v for k, v in self._by_id.items() if v[0]() is not None}
+        self._by_id.update((id(p), (weakref.ref(p), n)) for n, p in named.items())
+
+    def of(self, tensor: torch.Tensor) -> str:
+        hit = self._by_id.get(id(tensor))
+        return hit[1] if hit is not None and hit[0]() is tensor else "tensor"
 
 
 def _dtype(fn: Any) -> str | None:
@@ -14,12 +35,12 @@ def _dtype(fn: Any) -> str | None:
 
 
 def walk(
-    root: torch.Tensor | None, names: dict[int, str]
+    root: torch.Tensor | None, names: Names
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Nodes and edges reachable from ``root.grad_fn``.
 
     Labels are PyTorch's class names (``AddmmBackward0``, ``AccumulateGrad``); an
-    ``AccumulateGrad`` leaf also names its parameter (``names`` maps ``id(param)`` to it).
+    ``AccumulateGrad`` leaf also names its parameter.
     An edge runs from a node to one of its ``next_functions``: the way backward walks.
     """
     nodes: list[dict[str, Any]] = []
@@ -35,7 +56,7 @@ def walk(
             label = type(fn).__name__
             variable = getattr(fn, "variable", None)
             if variable is not None:
-                label = f"{label}: {names.get(id(variable), 'tensor')}"
+                label = f"{label}: {names.of(variable)}"
             nodes.append({"id": key, "label": label, "dtype": _dtype(fn)})
             stack.append(fn)
         return key

@@ -20,7 +20,7 @@ from .amp import Amp, AmpSpec, check
 from .effects import Setting, touched
 from .entries import ENTRIES, Style
 from .extras import Checkpoint, Running, Schedule, clip
-from .graph import walk
+from .graph import Names, walk
 from .optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from .program import (
     NO_BUGS,
@@ -97,7 +97,7 @@ class Lab:
         )
         self.running = Running()
         self.ckpt = Checkpoint()
-        self._names = {id(p): n for n, p in self.named.items()}
+        self._names = Names(self.named)
         how = None if amp is None else amp.dtype
         self.style = Style(accumulate, max_norm, softmax_before_loss, how, self.setting.grad_scaler)
         self.program = program_for(toggles, accumulate, self.setting.grad_scaler)
@@ -258,11 +258,9 @@ class Lab:
     def resume(self) -> None:
         """A fresh model and optimizer (train mode, every .grad None, no optimizer state, the
         creation lr), then ``load_state_dict`` of what the checkpoint holds."""
-        old = self.named
         held = self.ckpt.resume(self.model, self.optimizer, self.spec, self.base_lr)
         self.named = dict(self.model.named_parameters())  # new tensors: see ckpt.resume
-        # the graph store may still show a graph of the old ones: their leaves keep their names
-        self._names = {id(p): n for named in (old, self.named) for n, p in named.items()}
+        self._names.add(self.named)  # a graph of the old ones still names its leaves
         self.amp.load_state_dict(held)  # a fresh scaler unless ckpt holds one
         self._did("resume")
 
