@@ -7,6 +7,7 @@ import contextlib
 import queue
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from .db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
@@ -76,6 +77,7 @@ class KeyframeWriter:
         self._queue: queue.SimpleQueue[Holder | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start = threading.Lock()
+        self.pause: Callable[[], None] = lambda: None  # before each chunk: light work first
 
     def submit(self, session: Holder) -> None:
         with self._start:
@@ -121,6 +123,7 @@ class KeyframeWriter:
                 elif all(more is not s for s in batch):
                     batch.append(more)
             for session in batch:
+                self.pause()
                 with session.lock:  # a few at a time: the session's next line need not wait
                     left = self.write(session, self.CHUNK)
                 if left:

@@ -28,7 +28,7 @@ from .settings import Settings
 from .timeline import MomentOutOfRange, TimelineError
 from .web import api, compression, docs, lectures, pages, polls, predict, security
 from .web.deps import JSONResponse
-from .web.pool import HeavyPool, PoolFull
+from .web.pool import HeavyPool, LightFirst, PoolFull
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -82,9 +82,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.sessions = sessions
     app.state.hub = hub
-    app.state.pool = HeavyPool(settings.heavy_workers, settings.heavy_queue)
+    app.state.pool = pool = HeavyPool(settings.heavy_workers, settings.heavy_queue)
+    sessions.keyframes.pause = pool.priority.pause  # light work first: app/priority.py
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     compression.install(app)
+    app.add_middleware(LightFirst, priority=pool.priority)  # outside gzip
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
 
     # first: routes are matched in order, and matching a path against the ~60 API routes

@@ -284,6 +284,9 @@ class LiveSessions:
         it, the stale copy is dropped and the action runs again on a fresh replay, which this
         process claims back (``replay=False``: ``NotOwner`` is raised once the copy is dropped,
         for a caller that must not replay here, e.g. on the event loop)."""
+        # a long run writes as it goes; its keyframes wait for its end (the writer would
+        # wait for the session's lock, which the run holds)
+        session.timeline.save = lambda: self.save(session, keyframes=False)
         try:
             try:
                 return action(session.timeline)
@@ -307,7 +310,7 @@ class LiveSessions:
             if entry is not None and entry[0] is session:
                 del self._live[session.id]
 
-    def save(self, session: Session) -> None:
+    def save(self, session: Session, *, keyframes: bool = True) -> None:
         """Write what the last action did; called under the session's lock, before answering.
         ``NotOwner`` if another process claimed the session since (see ``act``): checked by
         the write itself, or, when the action wrote nothing (a read), by one lookup, so that
@@ -326,7 +329,7 @@ class LiveSessions:
             # the copy in memory is ahead of the log now: the next request replays the log
             self._drop(session)
             raise
-        if session.journal is not None and session.journal.pending:
+        if keyframes and session.journal is not None and session.journal.pending:
             self.keyframes.submit(session)
         if change and self.on_change is not None:
             self.on_change(session, change)

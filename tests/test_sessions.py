@@ -9,9 +9,9 @@ import pytest
 
 from app.db import Database
 from app.engine.optimizers import PLAIN_SGD
-from app.records import Setup
-from app.sessions import LiveSessions, ServerFull, UnknownSession
-from app.timeline import Timeline
+from app.records import Change, Setup
+from app.sessions import LiveSessions, ServerFull, Session, UnknownSession
+from app.timeline import SAVE_EVERY, Timeline
 from support.clock import Clock
 
 Make = Callable[..., Database]
@@ -152,3 +152,35 @@ def test_the_forks_of_one_moment_share_one_replay_and_each_comes_to_life(make_db
     assert other.timeline.snapshot() == lecture.timeline.snapshot() != one.timeline.snapshot()
     sessions.warm("no-such-session")  # gone meanwhile: no error
     sessions.close()  # the keyframes still pending are written before the database closes
+
+
+def test_a_long_run_is_written_as_it_goes(make_db: Make, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of 130 iterations (650 lines) is written every SAVE_EVERY lines, not as one
+    write of 650 events (SQLite's one writer, which every click waits for, is held briefly);
+    its keyframes go to the writer once, at its end; the log reads back to the same Session."""
+    db = make_db()
+    sessions = LiveSessions(db, 10, 60)
+    a = sessions.create(NEURON)
+    writes: list[int] = []
+    submitted: list[int] = []
+    real_append, real_submit = db.append, sessions.keyframes.submit
+
+    def append(log_id: str, change: Change, owner: int | None = None) -> None:
+        writes.append(len(change.events))
+        real_append(log_id, change, owner)
+
+    def submit(session: Session) -> None:
+        submitted.append(len(writes))
+        real_submit(session)
+
+    monkeypatch.setattr(db, "append", append)
+    monkeypatch.setattr(sessions.keyframes, "submit", submit)
+    with a.lock:
+        sessions.act(a, lambda timeline: timeline.run(130))
+    assert writes == [SAVE_EVERY, SAVE_EVERY, 650 - 2 * SAVE_EVERY]
+    assert submitted == [3]  # after the last write
+    sessions.keyframes.close()  # written, before the database goes with the test
+    sessions.forget(a.id)
+    again = sessions.get(a.id)
+    assert again is not a and again.timeline.snapshot() == a.timeline.snapshot()
+    assert again.timeline.moments == 650

@@ -206,7 +206,8 @@ async def next_line(call: Call) -> Response:
 
 @router.post("/sessions/{session_id}/run", response_model=SessionOut, responses=HEAVY_ERRORS)
 async def run(call: Call, body: RunBody) -> Response:
-    return await call.act(lambda timeline: timeline.run(body.iterations), heavy=True)
+    pause = call.pool.priority.pause  # between lines: a click is answered first
+    return await call.act(lambda timeline: timeline.run(body.iterations, pause), heavy=True)
 
 
 @router.post("/sessions/{session_id}/reset", response_model=SessionOut, responses=ERRORS)

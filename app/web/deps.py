@@ -20,7 +20,7 @@ from ..sessions import LiveSessions, SessionBusy
 from ..sessions import Session as LiveSession
 from ..timeline import Timeline
 from .answers import Problem
-from .pool import HeavyPool
+from .pool import HeavyPool, no_longer_light
 
 
 async def get_sessions(request: Request) -> LiveSessions:  # async: no thread hop for a lookup
@@ -107,6 +107,7 @@ class SessionTarget:
         try:
             if heavy:
                 return await self.pool.run(self._locked, session, read)
+            no_longer_light()  # it may wait for the session's run: that run must not wait for it
             return await anyio.to_thread.run_sync(self._locked, session, read)
         finally:
             session.waiting -= 1

@@ -9,6 +9,9 @@ that the server is truly overloaded and answers 503 with ``Retry-After`` (``Pool
 A line on a session in memory never comes here: it runs on the event loop or in the ordinary
 thread pool, so a student's click never waits behind twenty students' runs of 1000 iterations.
 
+Heavy work also yields the interpreter to light work (app/priority.py): ``LightFirst`` counts
+every request as light until its answer starts, unless it takes a slot here first.
+
 Everything here runs on the event loop's thread (no lock needed); the work itself runs in a
 worker thread. The engine and the sessions know nothing of it.
 """
@@ -21,9 +24,13 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import TypeVar, TypeVarTuple
 
 import anyio.to_thread
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..priority import Priority
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
@@ -41,13 +48,66 @@ class PoolFull(Exception):
         self.retry_after = retry_after
 
 
+class Flight:
+    """One request: light work until its answer starts or it takes a heavy-work slot."""
+
+    __slots__ = ("_priority", "light")
+
+    def __init__(self, priority: Priority) -> None:
+        self._priority, self.light = priority, True
+        priority.begin()
+
+    def done(self) -> None:
+        if self.light:
+            self.light = False
+            self._priority.end()
+
+
+FLIGHT: ContextVar[Flight | None] = ContextVar("flight", default=None)
+
+
+def no_longer_light() -> None:
+    """This request waits for heavy work (a slot, another request's hold of its session):
+    heavy work need not pause for it."""
+    flight = FLIGHT.get()
+    if flight is not None:
+        flight.done()
+
+
+class LightFirst:
+    """Counts the requests being answered for ``Priority`` (an SSE stream stops counting when
+    its stream starts). Outside gzip: a compressed answer starts once it is compressed."""
+
+    def __init__(self, app: ASGIApp, priority: Priority) -> None:
+        self.app, self.priority = app, priority
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        flight = Flight(self.priority)
+        token = FLIGHT.set(flight)
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                flight.done()
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            flight.done()
+            FLIGHT.reset(token)
+
+
 class HeavyPool:
     """``workers`` slots and a FIFO queue of at most ``queue`` waiting requests."""
 
-    def __init__(self, workers: int, queue: int) -> None:
+    def __init__(self, workers: int, queue: int, priority: Priority | None = None) -> None:
         if workers < 1 or queue < 0:
             raise ValueError("a heavy-work pool needs at least 1 worker and a queue of 0 or more")
         self.workers, self.queue = workers, queue
+        self.priority = priority or Priority()  # its work's lines pause for light work
         self.running = 0  # slots taken
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._mean = 0.05  # seconds a slot is held, on average lately (for Retry-After)
@@ -64,6 +124,7 @@ class HeavyPool:
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
+        no_longer_light()  # waiting for heavy work, or doing it, is not light work
         await self._acquire()
         started = time.monotonic()
         try:

@@ -30,13 +30,13 @@ class Gauge:
         self.now = self.peak = 0
         self._lock = threading.Lock()
 
-    def around(self, real: Callable[[Timeline, int], None]) -> Callable[[Timeline, int], None]:
-        def run(timeline: Timeline, iterations: int) -> None:
+    def around(self, real: Callable[..., None]) -> Callable[..., None]:
+        def run(timeline: Timeline, iterations: int, *rest: Any) -> None:
             with self._lock:
                 self.now += 1
                 self.peak = max(self.peak, self.now)
             try:
-                real(timeline, iterations)
+                real(timeline, iterations, *rest)
             finally:
                 with self._lock:
                     self.now -= 1
@@ -162,3 +162,40 @@ def test_first_come_first_served_and_a_cancelled_wait_leaves_the_queue() -> None
 
     order, running, waiting = asyncio.run(scene())
     assert order == [0, 1, 3, 4] and (running, waiting) == (0, 0)
+
+
+def test_light_work_is_counted_until_its_answer_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A student's line is light work while it runs (a run's lines pause for it); a run, a
+    wait in the pool's queue and an open event stream are not; nothing is left counted."""
+    app = server(workers=1, queue=10)
+    priority = app.state.pool.priority
+    seen: dict[str, list[int]] = {"next": [], "run": []}
+    real_next, real_run = Timeline.next, Timeline.run
+
+    def next_line(timeline: Timeline) -> None:
+        seen["next"].append(priority.light)
+        real_next(timeline)
+
+    def run(timeline: Timeline, iterations: int, *rest: Any) -> None:
+        seen["run"].append(priority.light)
+        real_run(timeline, iterations, *rest)
+
+    monkeypatch.setattr(Timeline, "next", next_line)
+    monkeypatch.setattr(Timeline, "run", run)
+
+    async def scene(base: str) -> list[int]:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            student, hog = await sessions(client, 2)
+            await client.post(f"/api/sessions/{student}/next")
+            await client.post(f"/api/sessions/{hog}/run", json={"iterations": 2})
+            code = (await client.post(f"/api/sessions/{student}/lecture")).json()["code"]
+            async with client.stream("GET", f"/api/lectures/{code}/events") as events:
+                assert events.status_code == 200
+                during = priority.light
+            return [during, priority.light]
+
+    with serve_app(app) as base:
+        counts = asyncio.run(scene(base))
+    assert seen["next"][0] == 1  # the student's own line, on the event loop
+    assert seen["run"] == [0]  # in the pool: not light
+    assert counts == [0, 0]
