@@ -3,16 +3,22 @@ the same bytes once decoded; never the lectures' event stream, which must arrive
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
 
 from app.settings import Settings
-from app.web.compression import SharedAnswer
+from app.web.compression import MINIMUM, Gzip, SharedAnswer
 
 GZIP = {"accept-encoding": "gzip"}
 PLAIN = {"accept-encoding": "identity"}
@@ -188,3 +194,50 @@ def test_static_files_are_the_files(client: httpx.Client) -> None:
         if r.headers.get("content-encoding") == "gzip":
             body = gzip.decompress(body)
         assert body == Path(file).read_bytes(), url
+
+
+def test_gzip_compresses_whole_bodies_only() -> None:
+    """A body sent whole, of a compressible type, over MINIMUM bytes: gzipped (ISA-L), its
+    length and Vary set, the same bytes once decoded. A stream, a range, a body encoded
+    already, an image and a small body go out exactly as sent."""
+    text = "".join(f"{i * 0.1!r}," for i in range(MINIMUM))
+
+    async def chunks() -> AsyncIterator[str]:
+        yield text[:MINIMUM]
+        yield text[MINIMUM:]
+
+    responses: dict[str, Callable[[], Response]] = {
+        "/whole": lambda: PlainTextResponse(text),
+        "/stream": lambda: StreamingResponse(chunks(), media_type="text/plain"),
+        "/range": lambda: PlainTextResponse(text, status_code=206),
+        "/encoded": lambda: Response(b"x" * MINIMUM, headers={"content-encoding": "br"}),
+        "/image": lambda: Response(b"x" * MINIMUM, media_type="image/png"),
+        "/small": lambda: PlainTextResponse("tiny"),
+    }
+
+    def route(make: Callable[[], Response]) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(_: Request) -> Response:
+            return make()
+
+        return endpoint
+
+    app = Gzip(Starlette(routes=[Route(path, route(make)) for path, make in responses.items()]))
+
+    async def fetch(path: str, headers: dict[str, str]) -> tuple[httpx.Response, bytes]:
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            httpx.AsyncClient(transport=transport, base_url="http://test") as c,
+            c.stream("GET", path, headers=headers) as r,
+        ):
+            return r, b"".join([part async for part in r.aiter_raw()])
+
+    r, wire = asyncio.run(fetch("/whole", GZIP))
+    assert r.headers["content-encoding"] == "gzip" and r.headers["vary"] == "Accept-Encoding"
+    assert int(r.headers["content-length"]) == len(wire) < len(text) // 2
+    assert gzip.decompress(wire).decode() == text
+    r, wire = asyncio.run(fetch("/whole", PLAIN))
+    assert "content-encoding" not in r.headers and wire == text.encode()
+    for path in ("/stream", "/range", "/encoded", "/image", "/small"):
+        r, wire = asyncio.run(fetch(path, GZIP))
+        assert r.headers.get("content-encoding") in (None, "br"), path
+        assert wire == (text.encode() if path == "/stream" else responses[path]().body), path
