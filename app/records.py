@@ -7,6 +7,7 @@ reads them. Imports the engine only.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -53,6 +54,11 @@ class Setup:
         if self.program:
             lab.set_program(list(self.program))
         return lab
+
+    def key(self) -> str:
+        """The setup as one string: equal setups, equal keys (what is shared between the
+        sessions of one setup is kept under it)."""
+        return json.dumps(self.to_json(), sort_keys=True)
 
     def to_json(self) -> dict[str, Any]:
         o = self.optimizer

@@ -32,6 +32,7 @@ from .timeline import Timeline
 
 T = TypeVar("T")
 FORKED_KEPT = 8  # moments whose fork answer is kept (one per lecture being forked, and more)
+STARTED_KEPT = 32  # setups whose new sessions start as their log alone (see start)
 
 
 class UnknownSession(KeyError):
@@ -92,6 +93,7 @@ class LiveSessions:
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
         self._forked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # a base's answer
+        self._started: OrderedDict[str, Setup] = OrderedDict()  # by Setup.key(): as stored
         # hooks for lectures (app/lectures.py): a saved change, and a Session as answered
         self.on_change: Callable[[Session, Change], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
@@ -173,9 +175,27 @@ class LiveSessions:
         owner = self.db.create(session_id, timeline.setup)
         if timeline.change:  # a program given at creation
             self.db.append(session_id, timeline.drain(), owner)
+        else:
+            with self._lock:  # its log alone makes the next one of this setup (see start)
+                self._started[setup.key()] = timeline.setup
+                self._started.move_to_end(setup.key())
+                while len(self._started) > STARTED_KEPT:
+                    self._started.popitem(last=False)
         session = Session(session_id, timeline, owner, journal=journal)
         self._add(session)
         return session
+
+    def start(self, setup: Setup) -> str | None:
+        """A new session of a setup created before, as its log alone: its Lab is built when
+        it is first needed (``warm``, or its first request). None, and nothing done, for a
+        setup not created yet or when memory or the database must make room first."""
+        with self._lock:
+            stored = self._started.get(setup.key())
+        if stored is None or not self.has_room():
+            return None
+        session_id = new_id()
+        self.db.create(session_id, stored)
+        return session_id
 
     def from_snapshot(self, token: str) -> Session:
         """A new session whose log is a copy of the snapshot's, standing at its moment."""
@@ -228,8 +248,8 @@ class LiveSessions:
         return Fork(new, forked.base, shown)
 
     def warm(self, session_id: str) -> None:
-        """Bring a stored session into memory now (a fork, before its student's first click),
-        unless it is there; a session gone meanwhile is no error."""
+        """Bring a stored session into memory now (a fork or a started session, before its
+        student's first click), unless it is there; a session gone meanwhile is no error."""
         with contextlib.suppress(UnknownSession, NotOwner, DatabaseUnavailable, ServerFull):
             self.get(session_id)
 

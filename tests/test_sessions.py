@@ -184,3 +184,23 @@ def test_a_long_run_is_written_as_it_goes(make_db: Make, monkeypatch: pytest.Mon
     again = sessions.get(a.id)
     assert again is not a and again.timeline.snapshot() == a.timeline.snapshot()
     assert again.timeline.moments == 650
+
+
+def test_a_setup_created_before_starts_a_session_as_its_log_alone(make_db: Make) -> None:
+    """``start``: nothing for a setup never created; then the log alone, read back on first
+    use to exactly a created session's Session, lines included."""
+    sessions = LiveSessions(make_db(), 10, 60)
+    moons = Setup("moons", 0.3, 0, PLAIN_SGD)
+    assert sessions.start(moons) is None
+    first = sessions.create(moons)
+    started = sessions.start(moons)
+    assert started is not None and started != first.id
+    assert sessions.live(started) is None  # no Lab built yet
+    sessions.warm(started)
+    session = sessions.live(started)
+    assert session is not None and session.timeline.snapshot() == first.timeline.snapshot()
+    for s in (first, session):
+        with s.lock:
+            sessions.act(s, lambda timeline: timeline.run(2))
+    assert session.timeline.snapshot() == first.timeline.snapshot()
+    assert sessions.start(Setup("moons", 0.3, 1, PLAIN_SGD)) is None  # another seed

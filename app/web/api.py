@@ -21,7 +21,7 @@ from ..timeline import Timeline, TimelineError
 from .answers import Output, Problem, SessionOut
 from .catalogue import presets_out
 from .compression import SharedAnswers
-from .deps import ERRORS, HEAVY_ERRORS, Call, Sessions, Target, as_json
+from .deps import ERRORS, HEAVY_ERRORS, Call, Sessions, Target, as_json, warming
 from .pool import HeavyPool
 from .schemas import (
     BackwardBody,
@@ -108,6 +108,13 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
             body.dtype,
             None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
         )
+        # a setup created before: its answer is kept, and the new session is its log alone
+        # until the warm-up after the answer (or its first click) builds its Lab
+        answer = NEW_ANSWERS.find(setup.key())
+        started = sessions.start(setup) if answer is not None and quiz is None else None
+        if answer is not None and started is not None:
+            warm = warming(pool, sessions, started)
+            return answer.response(started, request.scope, status_code=201, background=warm)
         if sessions.has_room():
             session = sessions.create(setup)
         else:
@@ -123,8 +130,8 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
     def first() -> bytes:
         return bytes(as_json(sessions.shown(session.id, session.timeline.snapshot())).body)
 
-    answer = NEW_ANSWERS.get(json.dumps(setup.to_json(), sort_keys=True), first)
-    return answer.response(session.id, request.scope, status_code=201)
+    shared = NEW_ANSWERS.get(setup.key(), first)
+    return shared.response(session.id, request.scope, status_code=201)
 
 
 @router.get("/sessions/{session_id}", response_model=SessionOut, responses=ERRORS)

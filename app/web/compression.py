@@ -188,6 +188,9 @@ class SharedAnswers:
         self.kept = kept
         self._answers: OrderedDict[str, SharedAnswer] = OrderedDict()
 
+    def find(self, key: str) -> SharedAnswer | None:
+        return self._answers.get(key)
+
     def get(self, key: str, body: Callable[[], bytes], field: str = "id") -> SharedAnswer:
         """The answer kept under ``key``, else one made from ``body()`` (the object without
         ``field``) and kept."""

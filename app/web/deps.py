@@ -5,6 +5,7 @@ module."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -12,6 +13,7 @@ from typing import Annotated, Any
 import anyio.to_thread
 import pydantic_core
 from fastapi import Depends, Query, Request, Response
+from starlette.background import BackgroundTask
 
 from ..db import NotOwner
 from ..lectures import Lecture, LectureHub
@@ -20,7 +22,7 @@ from ..sessions import LiveSessions, SessionBusy
 from ..sessions import Session as LiveSession
 from ..timeline import Timeline
 from .answers import Problem
-from .pool import HeavyPool, no_longer_light
+from .pool import HeavyPool, PoolFull, no_longer_light
 
 
 async def get_sessions(request: Request) -> LiveSessions:  # async: no thread hop for a lookup
@@ -62,6 +64,23 @@ def as_json(data: Any, status: int = 200) -> Response:
     model), so they are serialized directly: FastAPI's validation of a returned dict would
     cost more than running the line."""
     return JSONResponse(data, status_code=status)
+
+
+def warming(pool: HeavyPool, sessions: LiveSessions, session_id: str) -> BackgroundTask:
+    """After a new session's answer (a fork, a started session): bring it into memory through
+    the heavy-work pool, behind the work queued by then and after the light work being
+    answered, so that its student's first click finds it there. An overloaded pool leaves
+    that to the first click."""
+
+    def warm() -> None:
+        pool.priority.pause()
+        sessions.warm(session_id)
+
+    async def after() -> None:
+        with contextlib.suppress(PoolFull):
+            await pool.run(warm)
+
+    return BackgroundTask(after)
 
 
 @dataclass

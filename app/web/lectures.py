@@ -6,7 +6,6 @@ The session's own routes (``/api/sessions/{id}/…``) drive it; everything under
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Annotated, Any, Literal
 
@@ -14,7 +13,6 @@ import anyio.to_thread
 from fastapi import APIRouter, Header, HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
-from starlette.background import BackgroundTask
 
 from ..broadcast import Live
 from ..lectures import Lecture, LectureHub, NoLecture
@@ -33,8 +31,9 @@ from .deps import (
     Target,
     as_json,
     lecture_of,
+    warming,
 )
-from .pool import HeavyPool, PoolFull
+from .pool import HeavyPool
 from .schemas import Body, Voter
 
 router = APIRouter(prefix="/api", tags=["lectures"])
@@ -278,13 +277,8 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
         fork = await pool.run(sessions.fork, lecture.session_id)
     session = fork.session
     answer = FORK_ANSWERS.get(fork.moment, lambda: bytes(JSONResponse(session).body))
-    new = fork.id
-
-    async def warm() -> None:  # after the answer, behind the forks queued by then
-        with contextlib.suppress(PoolFull):  # overloaded: its first click replays it
-            await pool.run(sessions.warm, new)
-
-    return answer.response(new, request.scope, status_code=201, background=BackgroundTask(warm))
+    warm = warming(pool, sessions, fork.id)
+    return answer.response(fork.id, request.scope, status_code=201, background=warm)
 
 
 @router.post(

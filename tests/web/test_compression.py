@@ -106,6 +106,20 @@ def test_new_sessions_of_one_setup_share_one_encoding(client: httpx.Client) -> N
     assert answers["neuron"][0]["lr"] == 0.2
 
 
+def test_new_sessions_started_as_their_log_run_the_same_lines(client: httpx.Client) -> None:
+    """The second and later sessions of a setup are answered from their log alone (their Lab
+    is built after the answer): each one's lines give the first one's numbers, and each is
+    its own session."""
+    ids = [client.post("/api/sessions", json={"scenario": "moons"}).json()["id"] for _ in range(6)]
+    for _ in range(7):  # into the second iteration
+        lines = [client.post(f"/api/sessions/{sid}/next").json() for sid in ids]
+        assert all({k: v for k, v in a.items() if k != "id"} ==
+                   {k: v for k, v in lines[0].items() if k != "id"} for a in lines)  # fmt: skip
+    client.post(f"/api/sessions/{ids[1]}/next")
+    moments = [client.get(f"/api/sessions/{sid}").json()["moment"] for sid in ids]
+    assert moments == [7, 8, 7, 7, 7, 7]
+
+
 def test_a_shared_answer_is_the_json_of_each_value() -> None:
     data = {"moment": 4, "name": "ω", "nested": {"a": [1.5, None]}}
     shared = SharedAnswer(json.dumps(data).encode(), "id")
