@@ -31,6 +31,7 @@ KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be r
 KEYFRAME_EVERY = 10  # events between keyframes: a rewind replays 5 lines on average
 KEYFRAMES_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the database
 SAVE_EVERY = 250  # lines of a run between its writes (see run)
+RUN_SPACING = 5  # a run's keyframes are this many times further apart (see run)
 
 
 class TimelineError(Exception):
@@ -67,6 +68,7 @@ class Timeline:
         every: int = KEYFRAME_EVERY,
     ) -> None:
         self.setup, self.journal, self.keep, self.every = setup, journal, keep, every
+        self._spacing = every  # events between keyframes now (wider during a run)
         self.lab = setup.build()
         self._spare: Lab | None = None  # the scratch copy's Lab, built once (see scratch)
         # the Lab's initial state is the same moment (never changed, so shared), unless the
@@ -127,17 +129,23 @@ class Timeline:
         ``pause`` is called before each line (the web layer lets light work go first), ``save``
         every ``SAVE_EVERY`` lines."""
         lines = 0
-        for _ in range(iterations):
-            while True:
-                pause()
-                self.next()
-                lines += 1
-                if lines % SAVE_EVERY == 0:
-                    # written as it goes: 5000 events at once held SQLite's one writer (and
-                    # every click waiting to write its line) for 15 ms, after 50 ms encoding
-                    self.save()
-                if self.lab.cursor == 0:
-                    break
+        # a keyframe every 50 events, not 10: a quarter of a run's time went to taking and
+        # writing keyframes, and a rewind into a run replays 25 lines on average (about 5 ms)
+        self._spacing = self.every * RUN_SPACING
+        try:
+            for _ in range(iterations):
+                while True:
+                    pause()
+                    self.next()
+                    lines += 1
+                    if lines % SAVE_EVERY == 0:
+                        # written as it goes: 5000 events at once held SQLite's one writer (and
+                        # every click waiting to write its line) for 15 ms, after 50 ms encoding
+                        self.save()
+                    if self.lab.cursor == 0:
+                        break
+        finally:
+            self._spacing = self.every
 
     def set_lr(self, lr: float) -> None:
         self._cut()
@@ -289,7 +297,7 @@ class Timeline:
         # Lab refuses (loss before any forward) changes nothing, so it discards nothing
         if ENTRIES[entry].method == "forward":
             self._cut()
-            if self.head - max(self.keyframes) >= self.every:
+            if self.head - max(self.keyframes) >= self._spacing:
                 self._keyframe()
         try:
             if advance:

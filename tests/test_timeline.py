@@ -23,7 +23,7 @@ from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT
 from app.journal import Journal
 from app.records import Setup
-from app.timeline import MomentOutOfRange, Timeline, TimelineError
+from app.timeline import KEYFRAME_EVERY, RUN_SPACING, MomentOutOfRange, Timeline, TimelineError
 from support.oracle import Plain
 
 OPTIMIZERS = [PLAIN_SGD, OptimizerSpec("sgd", momentum=0.9), OptimizerSpec("adam")]
@@ -469,3 +469,27 @@ def test_a_program_given_at_creation_survives_a_rewind_to_the_start() -> None:
     for _ in range(5):
         t.next()
     assert t.lab.next_line == "backward"  # the sixth line, not a wrapped-around forward
+
+
+def test_a_run_takes_keyframes_further_apart_than_clicks() -> None:
+    """A run's keyframes are RUN_SPACING times further apart (taking them was a quarter of a
+    run's time); lines clicked one by one keep KEYFRAME_EVERY; every moment still comes back
+    exactly."""
+    timeline, store = stored(setup("moons"), every=KEYFRAME_EVERY)
+    timeline.run(30)  # 150 events
+    spacing = KEYFRAME_EVERY * RUN_SPACING
+    assert sorted(timeline.keyframes) == [-1, *range(spacing - 1, 149, spacing)]  # before a forward
+    for _ in range(25):
+        timeline.next()
+    assert sorted(timeline.keyframes)[-3:] == [149, 159, 169]  # clicked: every 10 again
+    store.append("s", timeline.drain())
+    answers: dict[int, bytes] = {}
+    wanted = range(0, 176, 7)
+    one_by_one, _ = stored(setup("moons"))
+    for n in range(176):
+        if n in wanted:
+            answers[n] = answer(one_by_one)
+        one_by_one.next()
+    for n in random.Random(2).sample(sorted(answers), len(answers)):
+        timeline.rewind(n)
+        assert answer(timeline) == answers[n], n
