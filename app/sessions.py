@@ -94,6 +94,7 @@ class LiveSessions:
         self._loading: dict[str, threading.Lock] = {}
         self._forked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # a base's answer
         self._started: OrderedDict[str, Setup] = OrderedDict()  # by Setup.key(): as stored
+        self._starting: dict[str, float] = {}  # started, not in memory yet: since when
         # hooks for lectures (app/lectures.py): a saved change, and a Session as answered
         self.on_change: Callable[[Session, Change], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
@@ -117,6 +118,9 @@ class LiveSessions:
                 if self._release(session):
                     del self._live[key]
                     gone.append(key)
+            # started and never used since: stored sessions like any other now
+            for key in [k for k, since in self._starting.items() if since <= limit]:
+                del self._starting[key]
         if gone:
             self.db.touch(gone)  # their retention counts from their last use, about now
         return len(gone)
@@ -125,8 +129,9 @@ class LiveSessions:
         """The database's retention and caps; sessions live in memory are kept (and touched)."""
         with self._lock:
             live = list(self._live)
+            starting = list(self._starting)  # in use too, their Labs not built yet
         self.db.touch(live)
-        return self.db.sweep(live, room)
+        return self.db.sweep([*live, *starting], room)
 
     @staticmethod
     def _release(session: Session) -> bool:
@@ -195,6 +200,8 @@ class LiveSessions:
             return None
         session_id = new_id()
         self.db.create(session_id, stored)
+        with self._lock:
+            self._starting[session_id] = self.clock()
         return session_id
 
     def from_snapshot(self, token: str) -> Session:
@@ -297,6 +304,7 @@ class LiveSessions:
             finally:
                 with self._lock:
                     self._loading.pop(session_id, None)
+                    self._starting.pop(session_id, None)
 
     def act(self, session: Session, action: Callable[[Timeline], T], *, replay: bool = True) -> T:
         """Run ``action`` on the session's timeline and save what it did (under the session's
@@ -369,8 +377,17 @@ class LiveSessions:
 
     def delete(self, session_id: str) -> None:
         with self._lock:
-            entry = self._live.pop(session_id, None)
-            if entry is not None:
-                entry[0].gone = True
-        if not self.db.delete(session_id) and entry is None:
-            raise UnknownSession(session_id)
+            loading = self._loading.setdefault(session_id, threading.Lock())
+        with loading:  # a replay under way (a warm-up) ends first: it would bring it back
+            try:
+                with self._lock:
+                    entry = self._live.pop(session_id, None)
+                    self._starting.pop(session_id, None)
+                    if entry is not None:
+                        entry[0].gone = True
+                if not self.db.delete(session_id) and entry is None:
+                    raise UnknownSession(session_id)
+            finally:
+                with self._lock:
+                    if self._loading.get(session_id) is loading:
+                        del self._loading[session_id]

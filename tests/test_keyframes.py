@@ -24,6 +24,12 @@ def stored_keyframes(store: Database, session_id: str) -> list[int]:
     return [seq for seq, _ in store.load(session_id).keyframes]
 
 
+def clicks(timeline: Timeline, lines: int) -> None:
+    """Lines clicked one by one (a run takes its keyframes further apart)."""
+    for _ in range(lines):
+        timeline.next()
+
+
 def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_holds_them(
     make_db: Make,
 ) -> None:
@@ -31,7 +37,7 @@ def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_hol
     sessions = LiveSessions(store, 10, 600)
     a = sessions.create(MOONS)
     with a.lock:  # the writer waits for the session's lock: nothing can be written meanwhile
-        sessions.act(a, lambda t: t.run(20))  # 100 lines: a keyframe every 10 events
+        sessions.act(a, lambda t: clicks(t, 100))  # a keyframe every 10 events
         assert stored_keyframes(store, a.id) == []
         assert isinstance(a.journal, Journal)
         live = sorted(s for s, k in a.timeline.keyframes.items() if k.state is not None and s >= 0)
@@ -47,7 +53,7 @@ def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_hol
         # a line from moment 13 cuts every later moment, and with them the pending keyframes
         sessions.act(a, lambda t: t.next())
         assert max(a.journal.pending) < 13 + 1
-        sessions.act(a, lambda t: t.run(6))
+        sessions.act(a, lambda t: clicks(t, 30))
     sessions.keyframes.close()  # writes what is pending
     assert a.journal.pending == {}
     assert stored_keyframes(store, a.id) == sorted(s for s in a.timeline.keyframes if s >= 0)
@@ -66,10 +72,10 @@ def test_a_reset_forgets_the_pending_keyframes(make_db: Make) -> None:
     sessions = LiveSessions(store, 10, 600)
     a = sessions.create(MOONS)
     with a.lock:
-        sessions.act(a, lambda t: t.run(8))
+        sessions.act(a, lambda t: clicks(t, 40))
         assert a.journal is not None and a.journal.pending
         sessions.act(a, lambda t: t.reset())
         assert a.journal.pending == {}
-        sessions.act(a, lambda t: t.run(3))
+        sessions.act(a, lambda t: clicks(t, 15))
     sessions.keyframes.close()
     assert stored_keyframes(store, a.id) == sorted(s for s in a.timeline.keyframes if s >= 0)

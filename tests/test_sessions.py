@@ -3,7 +3,9 @@ read back, deletion, and two processes taking one session in turns (owner epochs
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -204,3 +206,53 @@ def test_a_setup_created_before_starts_a_session_as_its_log_alone(make_db: Make)
             sessions.act(s, lambda timeline: timeline.run(2))
     assert session.timeline.snapshot() == first.timeline.snapshot()
     assert sessions.start(Setup("moons", 0.3, 1, PLAIN_SGD)) is None  # another seed
+
+
+def test_a_started_session_is_in_use(make_db: Make) -> None:
+    """A session started as its log alone counts as in use before its Lab is built: a full
+    database does not sweep it to make room for another (found by CI: it did, once its
+    warm-up came after the next creation)."""
+    sessions = LiveSessions(make_db(max_logs=2), 10, 60)
+    sessions.create(NEURON)
+    started = sessions.start(NEURON)
+    assert started is not None and sessions.live(started) is None
+    with pytest.raises(ServerFull):
+        sessions.create(NEURON)
+    assert sessions.get(started).timeline.moments == 0
+
+
+def test_a_delete_during_a_replay_leaves_no_session_behind(
+    make_db: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm-up reading a session back while it is deleted: the delete waits for it, and the
+    session is gone from memory and the database (found by CI: the replay put it back in
+    memory after the delete, and a second DELETE answered 204)."""
+    db = make_db()
+    sessions = LiveSessions(db, 10, 60)
+    sessions.create(NEURON)
+    started = sessions.start(NEURON)
+    assert started is not None
+    claiming, go_on = threading.Event(), threading.Event()
+    real_claim = db.claim
+
+    def claim(log_id: str) -> Any:
+        claiming.set()
+        go_on.wait(10)
+        return real_claim(log_id)
+
+    monkeypatch.setattr(db, "claim", claim)
+    warm = threading.Thread(target=sessions.warm, args=(started,))
+    warm.start()
+    assert claiming.wait(10)
+    delete = threading.Thread(target=sessions.delete, args=(started,))
+    delete.start()
+    delete.join(0.2)
+    assert delete.is_alive()  # it waits for the replay under way
+    go_on.set()
+    warm.join(10)
+    delete.join(10)
+    assert sessions.live(started) is None
+    with pytest.raises(UnknownSession):
+        sessions.get(started)
+    with pytest.raises(UnknownSession):
+        sessions.delete(started)

@@ -139,10 +139,12 @@ def test_sqlites_lock_goes_in_turn_and_to_the_event_loop_first() -> None:
 
 
 def lecture(store: Database, iterations: int) -> Timeline:
-    """The source "a": neuron, ``iterations`` iterations, a keyframe every 3 events, stored."""
+    """The source "a": neuron, ``iterations`` iterations clicked line by line, a keyframe every
+    3 events, stored."""
     store.create("a", NEURON)
     source = Timeline(NEURON, Journal(store, "a"), every=3)
-    source.run(iterations)
+    for _ in range(iterations * 5):
+        source.next()
     store.append("a", source.drain())
     return source
 
