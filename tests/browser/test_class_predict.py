@@ -51,9 +51,17 @@ def fits(page: Page, width: int, height: int) -> None:
     page.wait_for_timeout(200)
     scroll = page.evaluate("[document.scrollingElement.scrollHeight, window.innerHeight]")
     assert scroll[0] <= scroll[1], scroll
-    for el in page.locator("#poll .poll-prompt, #poll .tally-row").all():
-        box = el.bounding_box()
-        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height, box
+    # measured in one call: the bars are drawn again every 700 ms while the class votes, and
+    # an element taken before a redraw has no box after it
+    boxes = page.evaluate(
+        """[...document.querySelectorAll('#poll .poll-prompt, #poll .tally-row')].map(e => {
+            const r = e.getBoundingClientRect();
+            return {x: r.x, y: r.y, width: r.width, height: r.height};
+        })"""
+    )
+    assert len(boxes) >= 3, boxes  # the question and its bars
+    for box in boxes:
+        assert box["y"] >= 0 and box["y"] + box["height"] <= height, box
         assert box["x"] >= 0 and box["x"] + box["width"] <= width, box
     size = page.evaluate(
         "parseFloat(getComputedStyle(document.querySelector('.poll-prompt')).fontSize)"
