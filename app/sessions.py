@@ -181,9 +181,10 @@ class LiveSessions:
         if timeline.change:  # a program given at creation
             self.db.append(session_id, timeline.drain(), owner)
         else:
+            key = setup.key()
             with self._lock:  # its log alone makes the next one of this setup (see start)
-                self._started[setup.key()] = timeline.setup
-                self._started.move_to_end(setup.key())
+                self._started[key] = timeline.setup
+                self._started.move_to_end(key)
                 while len(self._started) > STARTED_KEPT:
                     self._started.popitem(last=False)
         session = Session(session_id, timeline, owner, journal=journal)

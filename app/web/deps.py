@@ -68,17 +68,14 @@ def as_json(data: Any, status: int = 200) -> Response:
 
 def warming(pool: HeavyPool, sessions: LiveSessions, session_id: str) -> BackgroundTask:
     """After a new session's answer (a fork, a started session): bring it into memory through
-    the heavy-work pool, behind the work queued by then and after the light work being
-    answered, so that its student's first click finds it there. An overloaded pool leaves
-    that to the first click."""
-
-    def warm() -> None:
-        pool.priority.pause()
-        sessions.warm(session_id)
+    the heavy-work pool, behind the work queued by then, so that its student's first click
+    finds it there. An overloaded pool leaves that to the first click. No pause for light work
+    here: a warm-up is a millisecond or two, and one pausing in its slot would keep a class's
+    first clicks (heavy until their sessions are in memory) queued behind 300 sleeping ones."""
 
     async def after() -> None:
         with contextlib.suppress(PoolFull):
-            await pool.run(warm)
+            await pool.run(sessions.warm, session_id)
 
     return BackgroundTask(after)
 
