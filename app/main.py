@@ -28,6 +28,7 @@ from .settings import Settings
 from .timeline import MomentOutOfRange, TimelineError
 from .web import api, compression, docs, lectures, pages, polls, predict, security
 from .web.deps import JSONResponse
+from .web.lane import ClickLane
 from .web.pool import HeavyPool, LightFirst, PoolFull
 
 
@@ -95,6 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def healthz() -> dict[str, str]:  # on the event loop: answers even when busy
         return {"status": "ok"}
 
+    app.router.routes.append(ClickLane(api.CLICKS))  # second: a click skips the API's routing
     app.mount("/static", compression.CompressedStatic(directory=settings.static_dir), name="static")
     app.include_router(api.router)
     app.include_router(predict.router)

@@ -222,6 +222,18 @@ async def reset(call: Call) -> Response:
     return await call.act(Timeline.reset)
 
 
+# the clicks, also served by the clicks' lane (lane.py) when they come as the page sends them
+CLICKS = {
+    "forward": forward,
+    "loss": loss,
+    "zero_grad": zero_grad,
+    "backward": backward,
+    "step": step,
+    "next": next_line,
+    "reset": reset,
+}
+
+
 # -- the timeline: step back, scrub, share ------------------------------------------
 
 REWIND_ERRORS: dict[int | str, dict[str, Any]] = {

@@ -1,0 +1,74 @@
+"""The clicks' lane: a click answered without FastAPI's per-request machinery.
+
+A class clicking Next line together is the classroom server's hottest path, and on it
+FastAPI's own work (matching the path against the API's routes one by one, solving the
+endpoint's dependencies, validating a query of one integer) cost about 0.8 ms of a click's
+1.3 ms in process: more than the line, its answer and its write together (bench/crowd.py,
+docs/benchmarks.md). ``ClickLane`` is a route placed first in the app's list that takes
+exactly the request the page sends for a click: ``POST /api/sessions/{id}/{line}``, no body,
+no query but ``?since=N``. It calls the same endpoint function the API's route would with the
+same ``SessionCall``, so both answer the same bytes; errors raised here go through the app's
+same exception handlers (the lane is inside them). Anything else (a body, another parameter, a
+``since`` that is not a plain number) falls through to the API's routes, which validate it
+and answer as always; the API's routes stay what the OpenAPI schema documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match
+from starlette.types import Receive, Scope, Send
+
+from .deps import SessionCall
+
+Endpoint = Callable[[SessionCall], Awaitable[Response]]
+PREFIX = "/api/sessions/"
+MAX_SINCE = 2**53  # as the API's ``since`` query (deps.session_call)
+
+
+class ClickLane(BaseRoute):
+    """``POST /api/sessions/{session_id}/{name}`` for each ``name`` in ``endpoints``."""
+
+    def __init__(self, endpoints: Mapping[str, Endpoint]) -> None:
+        self.endpoints = dict(endpoints)
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope.get("root_path"):
+            return Match.NONE, {}
+        path: str = scope["path"]
+        if not path.startswith(PREFIX):
+            return Match.NONE, {}
+        session_id, _, name = path[len(PREFIX) :].partition("/")
+        endpoint = self.endpoints.get(name)
+        since = _since(scope["query_string"])
+        if endpoint is None or not session_id or since is None or _has_body(scope):
+            return Match.NONE, {}
+        return Match.FULL, {"endpoint": endpoint, "path_params": {"session_id": session_id}}
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        state = scope["app"].state
+        session_id = scope["path_params"]["session_id"]
+        since = _since(scope["query_string"]) or 0
+        call = SessionCall(state.sessions, session_id, state.pool, since)
+        response = await scope["endpoint"](call)
+        await response(scope, receive, send)
+
+
+def _since(query: bytes) -> int | None:
+    """The query's ``since`` (0 if no query); None if the query is anything else."""
+    if not query:
+        return 0
+    key, _, value = query.partition(b"=")
+    if key != b"since" or not value.isdigit() or len(value) > 16:
+        return None
+    since = int(value)
+    return since if since <= MAX_SINCE else None
+
+
+def _has_body(scope: Scope) -> bool:
+    for key, value in scope["headers"]:
+        if key == b"transfer-encoding" or (key == b"content-length" and value != b"0"):
+            return True
+    return False
