@@ -5,12 +5,8 @@ program change) as an Event. PyTorch on the CPU is deterministic, so replaying t
 start gives the same numbers bit for bit, and rebuilds the real autograd graph too.
 
 A **moment** is the state right after a line that ran; moment 0 is the start (creation or the
-last reset). Replays start from the newest usable keyframe (a captured LabState) instead of
-the start. A keyframe has no graph (a graph cannot be copied), so one is only taken right
-before a ``forward``, which builds a fresh graph; the one thing of the old graph that may still
-be used after it is the last loss, by a backward before the next loss line. That is exact when
-backward had wholly freed that loss (the Lab brings back a stand-in that fails the same way);
-otherwise the keyframe serves only targets whose replay runs a loss line before any backward.
+last reset). Replays start from the newest keyframe that serves the moment (app/replays.py)
+instead of the start.
 
 Imports the engine only; the database is reached through the narrow ``Journal`` protocol.
 """
@@ -19,17 +15,16 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from .engine import Lab, LabState, LineError
 from .engine.entries import ENTRIES
-from .engine.state import HISTORY_LIMIT
 from .records import AT_END, Change, Event, Journal, Saved, Setup
+from .replays import Keyframe, Keyframes, LossPoints
 
 KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be reached
 KEYFRAME_EVERY = 10  # events between keyframes: a rewind replays 5 lines on average
-KEYFRAMES_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the database
 SAVE_EVERY = 250  # lines of a run between its writes (see run)
 RUN_SPACING = 5  # a run's keyframes are this many times further apart (see run)
 
@@ -40,20 +35,6 @@ class TimelineError(Exception):
 
 class MomentOutOfRange(ValueError):
     """A rewind to a moment that does not exist, or is no longer kept (a 422)."""
-
-
-@dataclass
-class Keyframe:
-    clean: bool  # no loss, or one backward wholly freed: serves every later moment
-    state: LabState | None  # None: in the database only
-
-
-def _uses_loss(entry: str) -> bool:
-    return ENTRIES[entry].method == "backward"
-
-
-def _is_loss(entry: str) -> bool:
-    return ENTRIES[entry].method == "loss"
 
 
 class Timeline:
@@ -82,11 +63,10 @@ class Timeline:
         timeline = cls(saved.setup, journal)
         timeline.events = list(saved.events)
         timeline.first, timeline.dropped = saved.first, saved.dropped
-        timeline.base_points = list(saved.base_points)
         numbered = list(enumerate(timeline.events, start=saved.first))
         timeline.lines = [seq for seq, e in numbered if e.moment]
-        timeline.points = [seq for seq, e in numbered if e.point is not None]
-        timeline.point_values = [e.point for _, e in numbered if e.point is not None]
+        kept = [(seq, e.point) for seq, e in numbered if e.point is not None]
+        timeline.points = LossPoints(saved.base_points, kept)
         if saved.first > 0:
             del timeline.keyframes[-1]
         for seq, clean in saved.keyframes:
@@ -104,11 +84,9 @@ class Timeline:
         self.head = -1  # the sequence number of the last event the Lab has applied
         self.lines: list[int] = []  # the sequence number of each kept moment's line
         self.dropped = 0  # moments forgotten: their lines are before the first kept event
-        self.points: list[int] = []  # the sequence number of each kept loss point
-        self.point_values: list[dict[str, Any]] = []  # and the point itself
-        self.base_points: list[dict[str, Any]] = []  # loss points older than the kept events
+        self.points = LossPoints()
         state = self.lab.capture() if start is None else start
-        self.keyframes: dict[int, Keyframe] = {-1: Keyframe(True, state)}
+        self.keyframes = Keyframes({-1: Keyframe(True, state)})
         self._stale = False  # True while the Lab is not at the head
         self._restored = -1  # the keyframe the Lab was last restored from (see _line)
         self._saved_at_end = True  # the database's head is "the newest event"
@@ -252,15 +230,9 @@ class Timeline:
         what runs on the copy (a prediction's truth, an explanation's replay) changes nothing."""
         head = self.head
         limit = head if upto is None else min(upto, head)
-        seq = max(
-            s
-            for s in self.keyframes
-            if (s < head or s == self.first - 1) and s <= limit and self._usable(s, head)
-        )
-        state = self.keyframes[seq].state
-        if state is None:
-            assert self.journal is not None
-            state = self.journal.keyframe(seq)
+        before = (s for s in self.keyframes if (s < head or s == self.first - 1) and s <= limit)
+        seq = max(s for s in before if self._usable(s, head))
+        state = self.keyframes.state(seq, self.journal)
         # one Lab per timeline, restored whole each time (as a rewind restores the live one):
         # building a model again costs more than the replay
         lab = self._spare = self._spare or self.setup.build()
@@ -313,7 +285,7 @@ class Timeline:
             raise
         self._cut()
         lab = self.lab
-        point = lab.history[-1] if _is_loss(entry) else None
+        point = lab.history[-1] if ENTRIES[entry].method == "loss" else None
         if point is not None:
             self._restored = -1  # a real loss from here on: no stand-in left to check for
         self._record(
@@ -333,8 +305,7 @@ class Timeline:
         if event.moment:
             self.lines.append(self.head)
         if event.point is not None:
-            self.points.append(self.head)
-            self.point_values.append(event.point)
+            self.points.add(self.head, event.point)
         self.change.events.append((self.head, event))
         if not self._saved_at_end:
             self.change.head, self._saved_at_end = AT_END, True
@@ -348,11 +319,8 @@ class Timeline:
             return
         del self.events[self.head + 1 - self.first :]
         del self.lines[bisect.bisect_right(self.lines, self.head) :]
-        kept = bisect.bisect_right(self.points, self.head)
-        del self.points[kept:], self.point_values[kept:]
-        # a keyframe at the head was taken before the forward that is gone now
-        for seq in [s for s in self.keyframes if s >= self.head and s >= 0]:
-            del self.keyframes[seq]
+        self.points.cut(self.head)
+        self.keyframes.cut(self.head)
         # what this change was still to write past the head is gone too (a drain may span
         # several actions: the database applies the truncation before the events)
         change = self.change
@@ -367,34 +335,16 @@ class Timeline:
         state = self.lab.capture(history=False)  # rebuilt from the loss points on restore
         assert state.exact
         clean = state.loss_spent or self.lab.loss_tensor is None
-        self.keyframes[self.head] = Keyframe(clean, state)
+        stored = self.journal is not None  # the database has them all
+        self.keyframes.add(self.head, clean, state, base=self.first - 1, stored=stored)
         self.change.keyframes.append((self.head, clean, state))
-        if self.journal is not None:  # the database has them all: keep only the newest few live
-            live = [s for s, c in self.keyframes.items() if c.state is not None and s >= 0]
-            for seq in sorted(live)[:-KEYFRAMES_IN_MEMORY]:
-                if seq != self.first - 1:
-                    self.keyframes[seq].state = None
 
     def _usable(self, seq: int, target: int, then: str | None = None) -> bool:
         """Whether replaying from the keyframe at ``seq`` reaches ``target`` exactly (and
-        leaves the Lab right for the line ``then``, about to run).
-
-        A clean keyframe's stand-in loss fails a backward as the real one did and gives its
-        value, but it is not the real graph: ``running_loss += loss`` on it would keep other
-        nodes alive. So that line must not reach the old loss either."""
-        clean = self.keyframes[seq].clean
-        lines = [
-            (e.entry, e.ok)
-            for e in self.events[seq + 1 - self.first : target + 1 - self.first]
-            if e.op == "line"
-        ]
-        for entry, ok in [*lines, *([] if then is None else [(then, True)])]:
-            line = ENTRIES[entry].method
-            if line == "log_tensor" or (not clean and (_uses_loss(entry) or line == "log_item")):
-                return False
-            if ok and _is_loss(entry):
-                return True  # the old loss is replaced before anything could use it
-        return clean
+        leaves the Lab right for the line ``then``, about to run)."""
+        events = self.events[seq + 1 - self.first : target + 1 - self.first]
+        lines = [(e.entry, e.ok) for e in events if e.op == "line"]
+        return self.keyframes.serves(seq, lines, then)
 
     def _lab_usable(self, target: int, then: str | None = None) -> bool:
         """Whether the Lab may go on from where it is to ``target``: not if a rewind left it on
@@ -407,21 +357,15 @@ class Timeline:
         )
 
     def _goto(self, target: int, then: str | None = None) -> None:
-        seq = (
-            max(s for s in self.keyframes if s < target and self._usable(s, target, then))
-            if target >= 0
-            else -1
-        )
+        # the newest keyframe before the target that serves it (the start itself for the start)
+        usable = (s for s in self.keyframes if s < target and self._usable(s, target, then))
+        seq = max(usable, default=-1)
         if not self._stale and seq <= self.head <= target and self._lab_usable(target, then):
             # forward, from where the Lab is
             self._replay(self.head + 1, target)
             return
-        keyframe = self.keyframes[seq]
-        state = keyframe.state
-        if state is None:
-            assert self.journal is not None
-            state = self.journal.keyframe(seq)
-        state.history = self._history_until(seq)
+        state = self.keyframes.state(seq, self.journal)
+        state.history = self.points.until(seq)
         self.lab.restore(state, whole=True)
         state.history = []
         self._stale = False
@@ -433,33 +377,21 @@ class Timeline:
             e.redo(self.lab)
         self.head = end
 
-    def _history_until(self, seq: int) -> list[dict[str, Any]]:
-        """The newest loss points up to event ``seq``: what the Lab's history held then."""
-        end = bisect.bisect_right(self.points, seq)
-        points = self.point_values[max(0, end - HISTORY_LIMIT) : end]
-        room = HISTORY_LIMIT - len(points)
-        older = self.base_points[len(self.base_points) - room :] if room > 0 else []
-        return [*older, *points]
-
     def _seq_of(self, n: int) -> int:
         return -1 if n == 0 else self.lines[n - self.dropped - 1]
 
     def _forget(self) -> None:
         """Keep the newest ``keep`` moments: the log starts again at a clean keyframe."""
         newest_gone = self.lines[-self.keep - 1]
-        bases = [s for s, c in self.keyframes.items() if c.clean and 0 <= s < newest_gone]
-        if not bases:
+        base = self.keyframes.base_before(newest_gone)
+        if base is None:
             return  # no clean keyframe yet (a loop without backward): keep everything
-        base = max(bases)
-        older = bisect.bisect_right(self.points, base)
-        self.base_points = [*self.base_points, *self.point_values[:older]][-HISTORY_LIMIT:]
-        del self.points[:older], self.point_values[:older]
+        self.points.forget_before(base)
         gone = bisect.bisect_right(self.lines, base)
         del self.lines[:gone]
         self.dropped += gone
         del self.events[: base + 1 - self.first]
         self.first = base + 1
-        for seq in [s for s in self.keyframes if s < base]:
-            del self.keyframes[seq]
+        self.keyframes.forget_before(base)
         self.change.forget_before = self.first
-        self.change.dropped, self.change.base_points = self.dropped, list(self.base_points)
+        self.change.dropped, self.change.base_points = self.dropped, list(self.points.base)

@@ -11,8 +11,9 @@ from app.db import Database
 from app.engine.optimizers import PLAIN_SGD
 from app.journal import Journal
 from app.records import Setup
+from app.replays import KEYFRAMES_IN_MEMORY
 from app.sessions import LiveSessions
-from app.timeline import KEYFRAMES_IN_MEMORY, Timeline
+from app.timeline import Timeline
 
 Make = Callable[..., Database]
 

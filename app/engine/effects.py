@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .entries import ENTRIES
 
@@ -72,3 +73,16 @@ def touched(
     if line == "checkpoint" and not setting.buffers:
         r.remove("buffers")
     return r, w
+
+
+def done(
+    line: str,
+    setting: Setting,
+    training: bool,
+    reads: tuple[str, ...] | None = None,
+    writes: tuple[str, ...] | None = None,
+    result: float | None = None,
+) -> dict[str, Any]:
+    """The answer's ``last`` for the line just run (its warnings and ``scaled`` added after)."""
+    r, w = touched(line, setting, training, reads, writes)
+    return {"line": line, "reads": r, "writes": w, "warnings": [], "result": result, "scaled": None}

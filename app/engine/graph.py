@@ -28,6 +28,33 @@ class Names:
         return hit[1] if hit is not None and hit[0]() is tensor else "tensor"
 
 
+class Graph:
+    """The newest graph a line built (``out`` or the loss is its root), as the page draws it,
+    and whether a backward freed it. Its shape never changes once built: walked once, not on
+    every answer."""
+
+    def __init__(self, named: Mapping[str, torch.Tensor]) -> None:
+        self.names = Names(named)
+        self.root: torch.Tensor | None = None  # None: no graph (a restore: none can be copied)
+        self.freed = False
+        self._walked: tuple[torch.Tensor | None, list[Any], list[Any]] = (None, [], [])
+
+    def start(self, root: torch.Tensor | None) -> None:
+        self.root, self.freed = root, False
+
+    def backward(self, loss: torch.Tensor, retain_graph: bool) -> None:
+        """A backward from ``loss`` without ``retain_graph`` freed it (or the part it walked)."""
+        if not retain_graph and loss is self.root:
+            self.freed = True
+
+    def view(self, out_dtype: str | None) -> dict[str, Any]:
+        if self._walked[0] is not self.root:
+            self._walked = (self.root, *walk(self.root, self.names))
+        _, nodes, edges = self._walked
+        status = "empty" if not nodes else "freed" if self.freed else "built"
+        return {"status": status, "nodes": nodes, "edges": edges, "out_dtype": out_dtype}
+
+
 def _dtype(fn: Any) -> str | None:
     """The dtype of the tensor the node's forward op made (the gradient it receives)."""
     meta = getattr(fn, "_input_metadata", None)  # PyTorch's own record, for its compiler

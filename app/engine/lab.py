@@ -17,10 +17,10 @@ import torch
 
 from . import answer, output, scenarios, state
 from .amp import Amp, AmpSpec, check
-from .effects import Setting, touched
+from .effects import Setting, done
 from .entries import ENTRIES, Style
 from .extras import Checkpoint, Running, Schedule, clip
-from .graph import Names, walk
+from .graph import Graph
 from .optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from .program import (
     NO_BUGS,
@@ -97,7 +97,7 @@ class Lab:
         )
         self.running = Running()
         self.ckpt = Checkpoint()
-        self._names = Names(self.named)
+        self.autograd = Graph(self.named)
         how = None if amp is None else amp.dtype
         self.style = Style(accumulate, max_norm, softmax_before_loss, how, self.setting.grad_scaler)
         self.program = program_for(toggles, accumulate, self.setting.grad_scaler)
@@ -116,9 +116,6 @@ class Lab:
         # {n, iteration, loss, param} per loss line, made once: every answer sends them
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY_LIMIT)
         self.last: dict[str, Any] | None = None
-        self._root: torch.Tensor | None = None  # the newest graph's output
-        self._walked: tuple[torch.Tensor | None, list[Any], list[Any]] = (None, [], [])
-        self._freed = False
         self.initial = self.capture()
 
     # -- the five lines -----------------------------------------------------------
@@ -133,7 +130,7 @@ class Lab:
         with self.amp.autocast():
             self.out = self._model(x)
         self.iteration += 1
-        self._new_graph(self.out)
+        self.autograd.start(self.out)
         self._did("forward")
 
     def loss(self) -> None:
@@ -157,7 +154,7 @@ class Lab:
         }
         self.history.append(point)
         self.losses += 1
-        self._new_graph(self.loss_tensor)
+        self.autograd.start(self.loss_tensor)
         self._did("loss")
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -177,13 +174,11 @@ class Lab:
             # graph it walked so far it has freed, and says so if asked again: show it freed
             for n, p in self.named.items():
                 p.grad = saved[n]
-            if not retain_graph and self.loss_tensor is self._root:
-                self._freed = True
+            self.autograd.backward(self.loss_tensor, retain_graph)
             raise LineError("backward", str(error), torch_error=True) from error
         if not retain_graph:
             self.loss_spent = True
-            if self.loss_tensor is self._root:
-                self._freed = True
+        self.autograd.backward(self.loss_tensor, retain_graph)
         self._did("backward")
 
     def step(self) -> None:
@@ -260,7 +255,7 @@ class Lab:
         creation lr), then ``load_state_dict`` of what the checkpoint holds."""
         held = self.ckpt.resume(self.model, self.optimizer, self.spec, self.base_lr)
         self.named = dict(self.model.named_parameters())  # new tensors: see ckpt.resume
-        self._names.add(self.named)  # a graph of the old ones still names its leaves
+        self.autograd.names.add(self.named)  # a graph of the old ones still names its leaves
         self.amp.load_state_dict(held)  # a fresh scaler unless ckpt holds one
         self._did("resume")
 
@@ -375,13 +370,6 @@ class Lab:
         out, self.rng = scenarios.with_rng(self.model, x, self.rng)
         return out
 
-    def _new_graph(self, root: torch.Tensor) -> None:
-        self._root, self._freed = root, False
-
-    def no_graph(self) -> None:
-        """No graph at all (a restore: none can be copied)."""
-        self._root, self._freed = None, False
-
     def _did(
         self,
         line: str,
@@ -390,37 +378,16 @@ class Lab:
         writes: tuple[str, ...] | None = None,
         result: float | None = None,
     ) -> None:
-        r, w = touched(line, self.setting, self.model.training, reads, writes)
-        self.last = {
-            "line": line,
-            "reads": r,
-            "writes": w,
-            "warnings": [],
-            "result": result,
-            "scaled": None,
-        }
+        self.last = done(line, self.setting, self.model.training, reads, writes, result)
 
     def graph(self) -> dict[str, Any]:
-        # a graph's shape never changes once built: walk it once, not on every answer
-        if self._walked[0] is not self._root:
-            self._walked = (self._root, *walk(self._root, self._names))
-        _, nodes, edges = self._walked
-        status = "empty" if not nodes else "freed" if self._freed else "built"
         out = None if self.out is None else str(self.out.dtype).removeprefix("torch.")
-        return {"status": status, "nodes": nodes, "edges": edges, "out_dtype": out}
+        return self.autograd.view(out)
 
     def output(self, size: int = 30) -> dict[str, Any]:
         """What the model computes now, for the output view; touches no store (eval mode)."""
         return output.view(self.model, self.points, self.targets, size)
 
-    def history_since(self, since: int) -> list[dict[str, Any]]:
-        """The kept loss points numbered ``since`` or later (all kept ones for 0)."""
-        return answer.history_since(self.history, since)
-
     def snapshot(self, since: int = 0) -> dict[str, Any]:
         """The stores and the loop's position as plain values (see ``answer.snapshot``)."""
         return answer.snapshot(self, since)
-
-    def theory(self) -> dict[str, Any] | None:
-        """The parabola's predicted behaviour for the current learning rate."""
-        return answer.theory(self)

@@ -145,7 +145,7 @@ def restore(lab: Lab, state: LabState, *, whole: bool = False) -> None:
     lab.losses = state.losses
     lab.history = deque(state.history, maxlen=HISTORY_LIMIT)
     lab.out = lab.y = lab.x = None
-    lab.no_graph()
+    lab.autograd.start(None)  # no graph: none can be copied
     dtype = getattr(torch, state.loss_dtype, torch.float32)
     lab.loss_tensor = spent_loss(state.loss, dtype) if state.loss_spent else None
     lab.loss_spent = state.loss_spent
