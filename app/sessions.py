@@ -177,16 +177,13 @@ class LiveSessions:
         session_id = new_id()
         journal = Journal(self.db, session_id)
         timeline = Timeline(setup, journal)
-        owner = self.db.create(session_id, timeline.setup)
-        if timeline.change:  # a program given at creation
-            self.db.append(session_id, timeline.drain(), owner)
-        else:
-            key = setup.key()
-            with self._lock:  # its log alone makes the next one of this setup (see start)
-                self._started[key] = timeline.setup
-                self._started.move_to_end(key)
-                while len(self._started) > STARTED_KEPT:
-                    self._started.popitem(last=False)
+        owner = self.db.create(session_id, timeline.setup)  # a new timeline has nothing to drain
+        key = setup.key()
+        with self._lock:  # its log alone makes the next one of this setup (see start)
+            self._started[key] = timeline.setup
+            self._started.move_to_end(key)
+            while len(self._started) > STARTED_KEPT:
+                self._started.popitem(last=False)
         session = Session(session_id, timeline, owner, journal=journal)
         self._add(session)
         return session

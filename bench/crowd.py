@@ -12,6 +12,7 @@ connection, opened before each burst (a student's browser has one open by then):
    crowd on ``/healthz``: latency from when the click was due (a queue counts), and errors;
 5. 20 hogs each run 1000 iterations while one student clicks: its p99 ÷ its idle p99;
 6. the server's CPU time per request by route, one client, one route at a time.
+7. the machine's own jitter: one fixed piece of Python timed 3000 times (context for the p99s).
 
 Prints one table with the targets and the load average (the machine is shared). Nothing is
 asserted. ``--quick``: 60 clients, 5 hogs, shorter rounds (a smoke run, not the targets).
@@ -280,7 +281,34 @@ async def cpu_by_route(url: str, pid: int, code: str, rounds: int) -> list[Row]:
     ]
 
 
-PARTS = ("forks", "creates", "followers", "clicking", "hogs", "cpu")
+def jitter(rounds: int) -> Row:
+    """The machine's own noise, for reading the rest: one fixed piece of pure Python about as
+    long as a click's CPU, timed ``rounds`` times with a pause like a server's between them (the
+    server is idle by then). On this shared machine it alone has a p99 about 3 times its p50
+    and a p999 near 10 times: a click's p99 cannot be read finer than that."""
+
+    def work() -> float:
+        t0 = time.perf_counter()
+        total = 0
+        for i in range(15_000):
+            total += i * i
+        return time.perf_counter() - t0
+
+    times: list[float] = []
+    for _ in range(rounds):
+        times.append(work())
+        time.sleep(0.0015)
+    p50 = pct(times, 0.5)
+    return (
+        "this machine's jitter: one fixed piece of Python, no server involved",
+        f"p50 {p50 * 1e3:.2f} ms, p99 {pct(times, 0.99) * 1e3:.2f} ms, "
+        f"p999 {pct(times, 0.999) * 1e3:.2f} ms ({rounds} rounds)",
+        "context, no target",
+        "",
+    )
+
+
+PARTS = ("forks", "creates", "followers", "clicking", "hogs", "cpu", "jitter")
 
 
 async def bench(
@@ -306,6 +334,8 @@ async def bench(
         rows.append(await hogs(url, hog_count, 200))
     if "cpu" in parts:
         rows += await cpu_by_route(url, pid, code, 200 if n >= 300 else 60)
+    if "jitter" in parts:
+        rows.append(jitter(3000 if n >= 300 else 600))
     await teacher.close()
     return rows
 
