@@ -3,14 +3,14 @@
 A class clicking Next line together is the classroom server's hottest path, and on it
 FastAPI's own work (matching the path against the API's routes one by one, solving the
 endpoint's dependencies, validating a query of one integer) cost about 0.8 ms of a click's
-1.3 ms in process: more than the line, its answer and its write together (bench/crowd.py,
-docs/benchmarks.md). ``ClickLane`` is a route placed first in the app's list that takes
-exactly the request the page sends for a click: ``POST /api/sessions/{id}/{line}``, no body,
-no query but ``?since=N``. It calls the same endpoint function the API's route would with the
-same ``SessionCall``, so both answer the same bytes; errors raised here go through the app's
-same exception handlers (the lane is inside them). Anything else (a body, another parameter, a
-``since`` that is not a plain number) falls through to the API's routes, which validate it
-and answer as always; the API's routes stay what the OpenAPI schema documents.
+1.3 ms in process: more than the line, its answer and its write together (docs/benchmarks.md).
+``ClickLane`` is a route second in the app's list (after ``/healthz``) that takes exactly the
+request the page sends for a click: ``POST /api/sessions/{id}/{line}`` (under the root path, if
+any), no body, no query but ``?since=N``. It calls the same endpoint function the API's route
+would with the same ``SessionCall``, so both answer the same bytes; errors raised here go
+through the app's same exception handlers (the lane is inside them). Anything else (a body,
+another parameter, a ``since`` that is not a plain number) falls through to the API's routes,
+which validate it and answer as always; the API's routes stay what the OpenAPI schema documents.
 """
 
 from __future__ import annotations
@@ -35,9 +35,12 @@ class ClickLane(BaseRoute):
         self.endpoints = dict(endpoints)
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope.get("root_path"):
+        if scope["type"] != "http" or scope["method"] != "POST":
             return Match.NONE, {}
         path: str = scope["path"]
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root + "/"):  # served under a path (``--root-path``)
+            path = path[len(root) :]
         if not path.startswith(PREFIX):
             return Match.NONE, {}
         session_id, _, name = path[len(PREFIX) :].partition("/")

@@ -41,6 +41,16 @@ def test_the_lane_takes_a_click_as_the_page_sends_it(name: str, query: bytes) ->
     assert child["endpoint"] is CLICKS[name]
 
 
+def test_under_a_root_path_the_lane_reads_the_path_after_it() -> None:
+    """Behind a proxy under a path (``--root-path``) the ASGI path starts with it."""
+    under = {**scope(f"/stepper/api/sessions/{SID}/step", b"since=4"), "root_path": "/stepper"}
+    match, child = LANE.matches(under)
+    assert match is Match.FULL and child["path_params"] == {"session_id": SID}
+    assert child["endpoint"] is CLICKS["step"]
+    # an app that is not under one sees the plain path
+    assert LANE.matches(scope(f"/api/sessions/{SID}/step"))[0] is Match.FULL
+
+
 @pytest.mark.parametrize(
     "request_scope",
     [
@@ -60,7 +70,8 @@ def test_the_lane_takes_a_click_as_the_page_sends_it(name: str, query: bytes) ->
         scope(f"/api/sessions/{SID}/next", b"x=1"),
         scope(f"/api/sessions/{SID}/backward", headers=[(b"content-length", b"24")]),
         scope(f"/api/sessions/{SID}/zero_grad", headers=[(b"transfer-encoding", b"chunked")]),
-        {**scope(f"/api/sessions/{SID}/next"), "root_path": "/stepper"},
+        {**scope(f"/other/api/sessions/{SID}/next"), "root_path": "/stepper"},
+        {**scope(f"/stepperapi/sessions/{SID}/next"), "root_path": "/stepper"},
         {"type": "websocket", "path": f"/api/sessions/{SID}/next", "query_string": b""},
     ],
 )
