@@ -8,7 +8,7 @@ exact when backward had wholly freed that loss (a **clean** keyframe: the Lab br
 stand-in that fails the same way); otherwise the keyframe serves only targets whose replay runs
 a loss line before any backward.
 
-Imports the engine only (app/timeline.py holds a ``Keyframes``).
+Imports the engine and the records only (app/timeline.py holds a ``Keyframes``).
 """
 
 from __future__ import annotations

@@ -357,9 +357,8 @@ class Timeline:
         )
 
     def _goto(self, target: int, then: str | None = None) -> None:
-        # the newest keyframe before the target that serves it (the start itself for the start)
-        usable = (s for s in self.keyframes if s < target and self._usable(s, target, then))
-        seq = max(usable, default=-1)
+        usable = [s for s in self.keyframes if s < target and self._usable(s, target, then)]
+        seq = max(usable) if target >= 0 else -1  # the newest that serves the target
         if not self._stale and seq <= self.head <= target and self._lab_usable(target, then):
             # forward, from where the Lab is
             self._replay(self.head + 1, target)

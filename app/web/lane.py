@@ -26,6 +26,7 @@ from .deps import SessionCall
 Endpoint = Callable[[SessionCall], Awaitable[Response]]
 PREFIX = "/api/sessions/"
 MAX_SINCE = 2**53  # as the API's ``since`` query (deps.session_call)
+SINCE = "loop_stepper.since"  # the scope's key for the ``since`` that ``matches`` read
 
 
 class ClickLane(BaseRoute):
@@ -48,13 +49,13 @@ class ClickLane(BaseRoute):
         since = _since(scope["query_string"])
         if endpoint is None or not session_id or since is None or _has_body(scope):
             return Match.NONE, {}
-        return Match.FULL, {"endpoint": endpoint, "path_params": {"session_id": session_id}}
+        child = {"endpoint": endpoint, "path_params": {"session_id": session_id}, SINCE: since}
+        return Match.FULL, child
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = scope["app"].state
         session_id = scope["path_params"]["session_id"]
-        since = _since(scope["query_string"]) or 0
-        call = SessionCall(state.sessions, session_id, state.pool, since)
+        call = SessionCall(state.sessions, session_id, state.pool, scope[SINCE])
         response = await scope["endpoint"](call)
         await response(scope, receive, send)
 

@@ -10,7 +10,7 @@ import pytest
 from starlette.routing import Match
 
 from app.web.api import CLICKS
-from app.web.lane import ClickLane
+from app.web.lane import SINCE, ClickLane
 
 LANE = ClickLane(CLICKS)
 SID = "AbCdEfGhIjKlMnOpQrStUv"
@@ -39,6 +39,7 @@ def test_the_lane_takes_a_click_as_the_page_sends_it(name: str, query: bytes) ->
     assert match is Match.FULL
     assert child["path_params"] == {"session_id": SID}
     assert child["endpoint"] is CLICKS[name]
+    assert child[SINCE] == int(query.partition(b"=")[2] or 0)
 
 
 def test_under_a_root_path_the_lane_reads_the_path_after_it() -> None:
