@@ -96,7 +96,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def healthz() -> dict[str, str]:  # on the event loop: answers even when busy
         return {"status": "ok"}
 
-    app.router.routes.append(ClickLane(api.CLICKS))  # second: a click skips the API's routing
+    app.router.routes.append(
+        ClickLane(api.CLICKS_UNDER, api.CLICKS)
+    )  # second: a click skips the API's routing
     app.mount("/static", compression.CompressedStatic(directory=settings.static_dir), name="static")
     app.include_router(api.router)
     app.include_router(predict.router)

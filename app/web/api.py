@@ -223,6 +223,7 @@ async def reset(call: Call) -> Response:
 
 
 # the clicks, also served by the clicks' lane (lane.py) when they come as the page sends them
+CLICKS_UNDER = f"{router.prefix}/sessions/"  # then {session_id}/{name}
 CLICKS = {
     "forward": forward,
     "loss": loss,

@@ -41,6 +41,7 @@ HEAVY_ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": Problem, "description": "heavy work is queued past its bound: Retry-After"},
 }
 MAX_WAITING = 4  # requests that may queue behind one session's lock
+MAX_SINCE = 2**53  # the largest ``since`` (JSON's largest exact integer)
 
 
 class JSONResponse(Response):
@@ -168,7 +169,9 @@ async def session_call(
     request: Request,
     since: Annotated[
         int,
-        Query(ge=0, le=2**53, description="send only the history points numbered this or later"),
+        Query(
+            ge=0, le=MAX_SINCE, description="send only the history points numbered this or later"
+        ),
     ] = 0,
 ) -> SessionCall:
     return SessionCall(request.app.state.sessions, session_id, request.app.state.pool, since)

@@ -21,19 +21,17 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match
 from starlette.types import Receive, Scope, Send
 
-from .deps import SessionCall
+from .deps import MAX_SINCE, SessionCall
 
 Endpoint = Callable[[SessionCall], Awaitable[Response]]
-PREFIX = "/api/sessions/"
-MAX_SINCE = 2**53  # as the API's ``since`` query (deps.session_call)
 SINCE = "loop_stepper.since"  # the scope's key for the ``since`` that ``matches`` read
 
 
 class ClickLane(BaseRoute):
-    """``POST /api/sessions/{session_id}/{name}`` for each ``name`` in ``endpoints``."""
+    """``POST {prefix}{session_id}/{name}`` for each ``name`` in ``endpoints``."""
 
-    def __init__(self, endpoints: Mapping[str, Endpoint]) -> None:
-        self.endpoints = dict(endpoints)
+    def __init__(self, prefix: str, endpoints: Mapping[str, Endpoint]) -> None:
+        self.prefix, self.endpoints = prefix, dict(endpoints)
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -42,9 +40,9 @@ class ClickLane(BaseRoute):
         root: str = scope.get("root_path", "")
         if root and path.startswith(root + "/"):  # served under a path (``--root-path``)
             path = path[len(root) :]
-        if not path.startswith(PREFIX):
+        if not path.startswith(self.prefix):
             return Match.NONE, {}
-        session_id, _, name = path[len(PREFIX) :].partition("/")
+        session_id, _, name = path[len(self.prefix) :].partition("/")
         endpoint = self.endpoints.get(name)
         since = _since(scope["query_string"])
         if endpoint is None or not session_id or since is None or _has_body(scope):

@@ -9,10 +9,10 @@ import httpx
 import pytest
 from starlette.routing import Match
 
-from app.web.api import CLICKS
+from app.web.api import CLICKS, CLICKS_UNDER
 from app.web.lane import SINCE, ClickLane
 
-LANE = ClickLane(CLICKS)
+LANE = ClickLane(CLICKS_UNDER, CLICKS)
 SID = "AbCdEfGhIjKlMnOpQrStUv"
 
 
