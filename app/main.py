@@ -30,6 +30,7 @@ from .web import api, compression, docs, lectures, pages, polls, predict, securi
 from .web.deps import JSONResponse
 from .web.lane import ClickLane
 from .web.pool import HeavyPool, LightFirst, PoolFull
+from .web.timing import ServerTiming
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -88,6 +89,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     compression.install(app)
     app.add_middleware(LightFirst, priority=pool.priority)  # outside gzip
+    app.add_middleware(ServerTiming)  # outermost of these: the gzip and the counting in it
     app.state.templates = Jinja2Templates(directory=settings.templates_dir)
 
     # first: routes are matched in order, and matching a path against the ~60 API routes

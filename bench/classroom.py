@@ -27,6 +27,7 @@ class Client:
         )
         self.sid = ""
         self.since = 0
+        self.took = 0.0  # the last answer's Server-Timing: the app's own seconds
 
     async def call(
         self, method: str, path: str, body: dict[str, Any] | None = None
@@ -37,6 +38,7 @@ class Client:
             async with self.http.request(method, path, json=body) as r:
                 data = await r.read()
                 status = r.status
+                self.took = app_seconds(r.headers.get("Server-Timing", ""))
         except (aiohttp.ClientError, TimeoutError):
             status, data = 0, b""
         return status, data, time.perf_counter() - t0
@@ -50,6 +52,12 @@ class Client:
 
     async def close(self) -> None:
         await self.http.close()
+
+
+def app_seconds(server_timing: str) -> float:
+    """The seconds in ``app;dur=<ms>`` (0 without one)."""
+    _, _, ms = server_timing.partition("app;dur=")
+    return float(ms) / 1e3 if ms else 0.0
 
 
 async def crowd(url: str, n: int) -> list[Client]:
@@ -91,11 +99,13 @@ class Follower:
 
 async def every_second(
     clients: list[Client], seconds: float, click: Callable[[Client], Awaitable[int]]
-) -> tuple[list[float], int]:
+) -> tuple[list[float], int, list[float]]:
     """Each client calls ``click`` once a second at its own phase; latency from when it was
-    due. Returns the latencies and the errors (a status other than 200)."""
+    due. Returns the latencies, the errors (a status other than 200) and the app's own time
+    for each (its Server-Timing)."""
     latencies: list[float] = []
     errors = 0
+    took: list[float] = []
     rng = random.Random(0)
     start = time.perf_counter() + 0.5
 
@@ -106,10 +116,11 @@ async def every_second(
             await asyncio.sleep(max(0.0, due - time.perf_counter()))
             errors += await click(client) != 200
             latencies.append(time.perf_counter() - due)
+            took.append(client.took)
             due += 1.0
 
     await asyncio.gather(*(one(c, rng.random()) for c in clients))
-    return latencies, errors
+    return latencies, errors, took
 
 
 async def line(client: Client) -> int:
