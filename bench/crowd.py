@@ -9,7 +9,8 @@ connection, opened before each burst (a student's browser has one open by then):
 3. 300 followers open the lecture's event stream at once: each has the lecture within 1 s? Then
    the instructor's next lines: from its answer to each follower's event, p99;
 4. 300 students click Next line about once a second (with the page's ``?since``), then the same
-   crowd on ``/healthz``: latency from when the click was due (a queue counts), and errors;
+   crowd on ``/healthz``: latency from when the click was due (a queue counts), and errors; and
+   the app's own time for each click, from its ``Server-Timing`` header (app/web/timing.py);
 5. 20 hogs each run 1000 iterations while one student clicks: its p99 ÷ its idle p99;
 6. the server's CPU time per request by route, one client, one route at a time.
 7. the machine's own jitter: one fixed piece of Python timed 3000 times (context for the p99s).

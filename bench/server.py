@@ -223,7 +223,8 @@ async def run_vs_plain(url: str, pid: int, repeats: int) -> dict[str, float]:
     minute of this shared machine (the plain loop alone varied 45-110 ms between runs of one
     day): the median of the pairs' ratios, by wall time and by CPU time (the server's for its
     run, this process's for the plain loop; unlike wall time, CPU time leaves out the time a
-    process waits for a core)."""
+    process waits for a core; the server's is read in clock ticks of 10 ms, so one pair's CPU
+    ratio is good to about 10 %, the median of many finer)."""
     walls: list[float] = []
     cpus: list[float] = []
     plain: list[float] = []
