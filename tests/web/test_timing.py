@@ -51,12 +51,15 @@ def test_it_is_the_apps_time_within_the_clients(client: httpx.Client) -> None:
     run = client.post(f"/api/sessions/{sid}/run", json={"iterations": 300})
     waited = (time.perf_counter() - t0) * 1e3
     assert run.status_code == 200 and run.json()["iteration"] == 300
-    t0 = time.perf_counter()
-    health = client.get("/healthz")
-    health_waited = (time.perf_counter() - t0) * 1e3
-    assert took(run) <= waited and took(health) <= health_waited
-    # 1500 lines of PyTorch take milliseconds; /healthz takes a fraction of one
-    assert took(run) > 10 * took(health)
+    healths: list[float] = []
+    for _ in range(5):  # the quickest of five: one may meet a stall of this shared machine
+        t0 = time.perf_counter()
+        health = client.get("/healthz")
+        assert took(health) <= (time.perf_counter() - t0) * 1e3
+        healths.append(took(health))
+    assert took(run) <= waited
+    # 1500 lines of PyTorch take about a hundred milliseconds; /healthz a fraction of one
+    assert took(run) > 10 * min(healths)
 
 
 def test_the_event_stream_says_it_at_its_start(client: httpx.Client, base_url: str) -> None:
