@@ -16,12 +16,6 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-HEADER = b"server-timing"
-
-
-def header(seconds: float) -> tuple[bytes, bytes]:
-    return HEADER, b"app;dur=%.3f" % (seconds * 1e3)
-
 
 class ServerTiming:
     """Adds the header to the start of every HTTP answer (of a stream too: its first byte)."""
@@ -37,7 +31,8 @@ class ServerTiming:
 
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
-                took = header(time.perf_counter() - start)
+                ms = (time.perf_counter() - start) * 1e3
+                took = (b"server-timing", b"app;dur=%.3f" % ms)
                 message = {**message, "headers": [*message.get("headers", []), took]}
             await send(message)
 
