@@ -16,6 +16,7 @@ it had never held the stale copy (``LiveSessions.act``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import secrets
 import threading
@@ -53,7 +54,10 @@ class Session:
     timeline: Timeline
     owner: int = 0  # the owner epoch this process claimed the session's log with
     lock: threading.Lock = field(default_factory=threading.Lock)
-    waiting: int = 0  # requests queued behind the lock (the HTTP layer caps it)
+    # requests on the event loop queue here in order, with no thread each: only the one at
+    # the front waits for ``lock`` in a thread (so a flood of one session cannot fill the pool)
+    turn: asyncio.Lock = field(default_factory=asyncio.Lock)
+    waiting: int = 0  # requests queued for their turn (the HTTP layer caps it)
     gone: bool = False  # left memory: a request that still holds it must look it up again
     journal: Journal | None = None
 

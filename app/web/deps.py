@@ -31,16 +31,18 @@ async def get_sessions(request: Request) -> LiveSessions:  # async: no thread ho
 
 
 Sessions = Annotated[LiveSessions, Depends(get_sessions)]
+# requests that may queue for one session (each costs a coroutine, not a thread): a page asks
+# once at a time, a burst right after a session is created or read back may queue a few more
+MAX_WAITING = 16
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "no such session (or it expired)"},
     409: {"model": Problem, "description": "the line cannot run now; PyTorch's own message"},
-    429: {"model": Problem, "description": "too many requests already wait for this session"},
+    429: {"model": Problem, "description": f"{MAX_WAITING} requests already wait for this session"},
 }
 HEAVY_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
     503: {"model": Problem, "description": "heavy work is queued past its bound: Retry-After"},
 }
-MAX_WAITING = 4  # requests that may queue behind one session's lock
 MAX_SINCE = 2**53  # the largest ``since`` (JSON's largest exact integer)
 
 
@@ -100,13 +102,20 @@ class SessionTarget:
         afterwards), so it is turned into JSON after the lock is let go.
 
         A line on these tiny models takes less time than handing it to a worker thread, so
-        it runs right here when the session is in memory and free; one whose session another
-        request holds waits for it in a thread. A ``heavy`` action (``run``), and a session
-        that must be read back from the database, go through the heavy-work pool (``pool.py``):
-        the event loop never waits on a lock or a replay, and a line never waits behind them.
+        it runs right here when the session is in memory and free. Otherwise a request waits
+        for its turn here, in order and with no thread of its own, then for the session's lock
+        in a thread (another request's, a run's or the keyframe writer's). A ``heavy`` action
+        (``run``), and a session that must be read back from the database, go through the
+        heavy-work pool (``pool.py``): the event loop never waits on a lock or a replay, and a
+        line never waits behind them.
         """
         session = self.sessions.live(self.session_id)
-        if session is not None and not heavy and session.lock.acquire(blocking=False):
+        if (
+            session is not None
+            and not heavy
+            and not session.turn.locked()  # none queued before it
+            and session.lock.acquire(blocking=False)
+        ):
             held = session
             try:
                 if not held.gone:
@@ -122,10 +131,11 @@ class SessionTarget:
             raise SessionBusy(self.session_id)
         session.waiting += 1  # only ever changed on the event loop's thread: no race
         try:
-            if heavy:
-                return await self.pool.run(self._locked, session, read)
             no_longer_light()  # it may wait for the session's run: that run must not wait for it
-            return await anyio.to_thread.run_sync(self._locked, session, read)
+            async with session.turn:
+                if heavy:
+                    return await self.pool.run(self._locked, session, read)
+                return await anyio.to_thread.run_sync(self._locked, session, read)
         finally:
             session.waiting -= 1
 

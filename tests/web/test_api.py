@@ -8,11 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import httpx
 import pytest
 
 from app.main import create_app
 from app.settings import Settings
+from app.web.deps import MAX_WAITING
 from support.oracle import Plain
 from support.serve import serve
 
@@ -310,29 +312,36 @@ def test_history_since_sends_only_the_new_points(client: httpx.Client) -> None:
 
 
 def test_a_flooded_session_answers_429_and_recovers() -> None:
-    """While a long request holds a session, four more may queue for it; the rest get a 429."""
+    """While a long request holds a session, MAX_WAITING more queue for it, in order, with one
+    worker thread between them (waiting for the lock); the rest get a 429."""
     app = create_app()
 
-    async def flood() -> list[int]:
+    async def flood() -> tuple[list[int], int]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
             sid = (await c.post("/api/sessions", json={})).json()["id"]
             session = app.state.sessions.get(sid)
             session.lock.acquire()  # as a long run would
-            calls = [c.post(f"/api/sessions/{sid}/next") for _ in range(5)]
+            calls = [c.post(f"/api/sessions/{sid}/next") for _ in range(MAX_WAITING + 1)]
             calls.append(c.get(f"/api/sessions/{sid}/output"))  # no way round the cap
             tasks = [asyncio.ensure_future(call) for call in calls]
-            while session.waiting < 4:
+            while session.waiting < MAX_WAITING:
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.05)
+            threads = anyio.to_thread.current_default_thread_limiter().borrowed_tokens
             session.lock.release()
             codes = [r.status_code for r in await asyncio.gather(*tasks)]
             after = (await c.get(f"/api/sessions/{sid}")).json()
-            assert after["cursor"] == 4 and session.waiting == 0  # the 4 queued lines all ran
-            return codes
+            # the queued lines all ran, in order: 16 lines of the 5-line loop, the lesson's
+            # three losses, the fourth iteration's forward run
+            assert (after["iteration"], after["cursor"], session.waiting) == (4, 1, 0)
+            assert [p["loss"] for p in after["history"]][:1] == [18.5]
+            assert len(after["history"]) == 3 and after["loss"] is not None
+            return codes, int(threads)
 
-    codes = asyncio.run(flood())
-    assert codes == [200, 200, 200, 200, 429, 429]  # the output view queued no fifth
+    codes, threads = asyncio.run(flood())
+    assert threads == 1  # sixteen waiting, one thread: a flood cannot fill the thread pool
+    assert codes == [200] * MAX_WAITING + [429, 429]  # the output view queued no seventeenth
 
 
 def test_a_tiny_lr_on_the_parabola_is_no_500(client: httpx.Client) -> None:
