@@ -113,7 +113,7 @@ class SessionTarget:
         if (
             session is not None
             and not heavy
-            and not session.turn.locked()  # none queued before it
+            and not session.waiting  # none queued before it (nor about to take its turn)
             and session.lock.acquire(blocking=False)
         ):
             held = session
