@@ -7,8 +7,8 @@ import argparse
 import uvicorn
 from pydantic import ValidationError
 
-from .main import create_app
-from .settings import Settings
+from app.main import create_app
+from app.settings import Settings
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,22 +15,22 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from .broadcast import Alone
-from .db import Database, DatabaseUnavailable, open_database
-from .engine import Lab, LineError
-from .engine import scenarios as catalogue
-from .lectures import LectureHub, NoLecture
-from .predictions import NotOffered
-from .quizzes import LectureConflict, TooManyAnswers
-from .relay import Relay
-from .sessions import LiveSessions, ServerFull, SessionBusy, UnknownSession
-from .settings import Settings
-from .timeline import MomentOutOfRange, TimelineError
-from .web import api, compression, docs, lectures, pages, polls, predict, security
-from .web.deps import JSONResponse
-from .web.lane import ClickLane
-from .web.pool import HeavyPool, LightFirst, PoolFull
-from .web.timing import ServerTiming
+from app.db import Database, DatabaseUnavailable, open_database
+from app.engine import Lab, LineError
+from app.engine import scenarios as catalogue
+from app.lectures.broadcast import Alone
+from app.lectures.hub import LectureHub, NoLecture
+from app.lectures.quizzes import LectureConflict, TooManyAnswers
+from app.lectures.relay import Relay
+from app.log.timeline import MomentOutOfRange, TimelineError
+from app.predict.predictions import NotOffered
+from app.sessions.live import LiveSessions, ServerFull, SessionBusy, UnknownSession
+from app.settings import Settings
+from app.web import api, compression, docs, lectures, pages, polls, predict, security
+from app.web.deps import JSONResponse
+from app.web.lane import ClickLane
+from app.web.pool import HeavyPool, LightFirst, PoolFull
+from app.web.timing import ServerTiming
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -85,7 +85,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessions = sessions
     app.state.hub = hub
     app.state.pool = pool = HeavyPool(settings.heavy_workers, settings.heavy_queue)
-    sessions.keyframes.pause = pool.priority.pause  # light work first: app/priority.py
+    sessions.keyframes.pause = pool.priority.pause  # light work first: app/web/priority.py
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     compression.install(app)
     app.add_middleware(LightFirst, priority=pool.priority)  # outside gzip
@@ -208,7 +208,7 @@ def warm_up() -> None:
     for name, (info, _) in catalogue.SCENARIOS.items():
         lab = Lab(name, info.default_lr, info.default_seed)
         lab.run(1)
-        lab.snapshot()
+        lab.view()
 
 
 def database_for(settings: Settings) -> Database:

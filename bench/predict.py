@@ -22,10 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import explanations, predictions  # noqa: E402
 from app.engine.optimizers import OptimizerSpec  # noqa: E402
-from app.records import Setup  # noqa: E402
-from app.timeline import Timeline  # noqa: E402
+from app.log.records import Setup  # noqa: E402
+from app.log.timeline import Timeline  # noqa: E402
+from app.predict import explanations, predictions  # noqa: E402
 
 CORRECT = ("forward", "loss", "zero_grad", "backward", "step")
 SKIP = ("forward", "loss", "backward", "step")

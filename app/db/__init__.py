@@ -21,15 +21,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, Unpack
 
-from ..engine import LabState
-from ..records import Change, Saved, Setup
-from .copies import Forked
-from .lectures import EVENTS_KEPT, StoredLecture
-from .logs import DAY, DatabaseUnavailable, Limits, NotOwner
-from .reading import NoSuchLog
-from .schema import SCHEMA
-from .shared import Shared, SharedListener
-from .sqlite import SqliteDatabase
+from app.db.copies import Forked
+from app.db.lectures import EVENTS_KEPT, StoredLecture
+from app.db.logs import DAY, DatabaseUnavailable, Limits, NotOwner
+from app.db.reading import NoSuchLog
+from app.db.schema import SCHEMA
+from app.db.shared import Shared, SharedListener
+from app.db.sqlite import SqliteDatabase
+from app.engine import LabState
+from app.log.records import Change, Saved, Setup
 
 __all__ = [
     "DAY",
@@ -115,7 +115,7 @@ def open_database(where: str, **limits: Unpack[Limits]) -> Database:
     """A ``postgresql://`` (or ``postgres://``) URL opens the PostgreSQL database; anything else
     is a SQLite file's path (``:memory:`` keeps nothing)."""
     if where.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresDatabase  # psycopg is imported only when it is used
+        from app.db.postgres import PostgresDatabase  # psycopg is imported only when it is used
 
         return PostgresDatabase(where, **limits)
     return SqliteDatabase(where, **limits)

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
-from ..records import Saved
-from . import reading
-from .reading import NoSuchLog
-from .sql import Cursor
+from app.db import reading
+from app.db.reading import NoSuchLog
+from app.db.sql import Cursor
+from app.log.records import Saved
 
 FORK_NEWEST = 4  # a base copies its source's newest keyframes (its head replays from one)
 FORK_EVERY = 8  # and one in this many older ones: a rewind replays at most ~80 lines more

@@ -11,8 +11,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from .polls import PollTables
-from .sql import Cursor, dumps
+from app.db.polls import PollTables
+from app.db.sql import Cursor, dumps
 
 EVENTS_KEPT = 200  # a lecture's newest events kept for followers that resume
 

@@ -23,13 +23,13 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any, TypedDict
 
-from .. import keyframes
-from ..engine import LabState
-from ..records import AT_END, Change, Saved, Setup
-from .copies import BASE_GRACE, LogCopies
-from .lectures import LectureTables
-from .reading import NoSuchLog
-from .sql import Cursor, dumps
+from app.db.copies import BASE_GRACE, LogCopies
+from app.db.lectures import LectureTables
+from app.db.reading import NoSuchLog
+from app.db.sql import Cursor, dumps
+from app.engine import LabState
+from app.log import keyframes
+from app.log.records import AT_END, Change, Saved, Setup
 
 DAY = 86_400.0
 

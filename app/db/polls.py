@@ -16,7 +16,7 @@ from abc import abstractmethod
 from contextlib import AbstractContextManager
 from typing import Any
 
-from .sql import Cursor, dumps
+from app.db.sql import Cursor, dumps
 
 COLUMNS = "n, moment, line, kind, round, open, body"
 

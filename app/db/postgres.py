@@ -12,9 +12,9 @@ Between processes (lectures across servers) the database offers PostgreSQL's LIS
   listening on ``channel``, itself included; it is delivered once the statement commits.
 - ``listen(channel, callback) -> Listener`` opens a connection of its own and calls
   ``callback(payload)`` in a thread of its own for each notification, in the order sent, until
-  ``Listener.close()``; an exception in the callback is logged and listening goes on. If the
+  ``PostgresListener.close()``; an exception in the callback is logged and listening goes on. If the
   connection is lost it connects again and listens on; what was sent meanwhile is missed, so a
-  listener that must miss nothing re-reads its table then (``Listener.on_reconnect``, called in
+  listener that must miss nothing re-reads its table then (``on_reconnect``, called in
   that thread, is the place).
 """
 
@@ -31,10 +31,10 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .logs import DatabaseUnavailable, Limits, LogDatabase
-from .schema import POSTGRES, SCHEMA, statements
-from .shared import SharedLectures
-from .sql import Cursor
+from app.db.logs import DatabaseUnavailable, Limits, LogDatabase
+from app.db.schema import POSTGRES, SCHEMA, statements
+from app.db.shared import SharedLectures
+from app.db.sql import Cursor
 
 log = logging.getLogger(__name__)
 MIGRATION_LOCK = 0x100957E9  # pg_advisory_xact_lock's key: one process migrates at a time
@@ -153,11 +153,11 @@ class PostgresDatabase(SharedLectures, LogDatabase):
         with self._connection() as conn:
             conn.execute("SELECT pg_notify(%s, %s)", (channel, payload))
 
-    def listen(self, channel: str, callback: Callable[[str], None]) -> Listener:
-        return Listener(self.url, channel, callback)
+    def listen(self, channel: str, callback: Callable[[str], None]) -> PostgresListener:
+        return PostgresListener(self.url, channel, callback)
 
 
-class Listener:
+class PostgresListener:
     """A connection LISTENing on one channel, and the thread that hands its notifications to
     ``callback`` (see the module's docstring)."""
 

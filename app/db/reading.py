@@ -13,8 +13,8 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
-from ..records import AT_END, Event, Saved, Setup
-from .sql import Cursor
+from app.db.sql import Cursor
+from app.log.records import AT_END, Event, Saved, Setup
 
 
 class NoSuchLog(KeyError):

@@ -70,7 +70,7 @@ MIGRATIONS = {
     ALTER TABLE logs ADD COLUMN owner {int} NOT NULL DEFAULT 0;
     """,
     # lectures across processes (issue 12): the whole view after each lecture's newest event,
-    # what a follower on another process than the instructor's starts from (app/relay.py)
+    # what a follower on another process than the instructor's starts from (app/lectures/relay.py)
     4: """
     CREATE TABLE lecture_views (
         code TEXT PRIMARY KEY, seq {int} NOT NULL, body TEXT NOT NULL

@@ -1,4 +1,4 @@
-"""Lectures across processes (issue 12): what ``app/relay.py`` reads and writes when several
+"""Lectures across processes (issue 12): what ``lectures/relay.py`` reads and writes when several
 processes share one database. Mixed into the PostgreSQL database (the same SQL would run on SQLite,
 which has no other process to tell).
 
@@ -16,8 +16,8 @@ import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .lectures import LectureTables, StoredLecture
-from .sql import Cursor
+from app.db.lectures import LectureTables, StoredLecture
+from app.db.sql import Cursor
 
 
 class SharedListener(Protocol):
@@ -27,7 +27,7 @@ class SharedListener(Protocol):
 
 
 class Shared(Protocol):
-    """What ``app/relay.py`` needs of a database several processes share (``Store.shared()``)."""
+    """What ``Relay`` needs of a database several processes share (``Store.shared()``)."""
 
     def lecture(self, code: str) -> StoredLecture | None: ...
     def lecture_of(self, session_id: str) -> StoredLecture | None: ...

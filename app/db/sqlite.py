@@ -21,9 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Unpack
 
-from .logs import Limits, LogDatabase
-from .schema import SCHEMA, SQLITE, statements
-from .sql import Cursor
+from app.db.logs import Limits, LogDatabase
+from app.db.schema import SCHEMA, SQLITE, statements
+from app.db.sql import Cursor
 
 CHECKPOINT_EVERY = 1.0  # seconds between checkpoints (a class's clicks fill ~1 MB of WAL a s)
 WAL_LIMIT = 64 * 1024**2  # bytes the WAL file is cut back to after a checkpoint

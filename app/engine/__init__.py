@@ -1,6 +1,6 @@
 """The lab engine: live PyTorch, no HTTP."""
 
-from .lab import Lab, LabState, LineError
-from .program import Toggles
+from app.engine.lab import Lab, LabState, LineError
+from app.engine.program import Toggles
 
 __all__ = ["Lab", "LabState", "LineError", "Toggles"]

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from . import scenarios
-from . import theory as formal
-from .optimizers import state_of
+from app.engine import scenarios
+from app.engine import theory as formal
+from app.engine.optimizers import state_of
 
 if TYPE_CHECKING:
-    from .lab import Lab
+    from app.engine.lab import Lab
 
 
-def snapshot(lab: Lab, since: int = 0) -> dict[str, Any]:
+def view(lab: Lab, since: int = 0) -> dict[str, Any]:
     """The stores and the loop's position as plain values: the exact floats PyTorch holds
     (NaN and infinities too; the web layer spells those as JSON strings).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .entries import ENTRIES
+from app.engine.entries import ENTRIES
 
 # Every store a line may read or write (the API's enum lists these, in this order), and how a
 # sentence names it.

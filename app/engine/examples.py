@@ -1,7 +1,7 @@
 """What a forward used, kept so that it can run again: the loss on the same batch after a step
 (a prediction's truth), and every example's own share of a backward's gradient (an explanation).
 
-A ``Forward`` is taken on a scratch Lab during a replay (app/timeline.py ``Timeline.scratch``),
+A ``Forward`` is taken on a scratch Lab during a replay (app/log/timeline.py ``Timeline.scratch``),
 never on a student's live one: it holds the parameter values the graph saved, the batch, the
 mode and the dropout generator's state before the masks were drawn, so the same masks come out.
 """
@@ -16,10 +16,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .scenarios import TORCH_LOCK, HalfCurvatureLoss
+from app.engine.scenarios import TORCH_LOCK, HalfCurvatureLoss
 
 if TYPE_CHECKING:
-    from .lab import Lab
+    from app.engine.lab import Lab
 
 
 @dataclass

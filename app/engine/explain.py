@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.amp.grad_scaler import OptState
 
-from .entries import ENTRIES
-from .examples import Watch, contributions
-from .predict import alone, element
+from app.engine.entries import ENTRIES
+from app.engine.examples import Watch, contributions
+from app.engine.predict import alone, element
 
 if TYPE_CHECKING:
-    from .examples import Forward
-    from .lab import Lab
+    from app.engine.examples import Forward
+    from app.engine.lab import Lab
 
 MAX_SPLIT = 8  # the newest added parts split into examples: a split costs a Jacobian (~50 ms)
 

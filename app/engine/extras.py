@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
-from .graph import kept
-from .optimizers import OptimizerSpec, SchedulerSpec
-from .state import LineError
+from app.engine.graph import kept
+from app.engine.optimizers import OptimizerSpec, SchedulerSpec
+from app.engine.state import LineError
 
 
 def clip(params: Iterable[torch.nn.Parameter], max_norm: float) -> tuple[float, bool]:

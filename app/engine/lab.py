@@ -15,22 +15,15 @@ from typing import Any
 
 import torch
 
-from . import answer, output, scenarios, state
-from .amp import Amp, AmpSpec, check
-from .effects import Setting, done
-from .entries import ENTRIES, Style
-from .extras import Checkpoint, Running, Schedule, clip
-from .graph import Graph
-from .optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
-from .program import (
-    NO_BUGS,
-    Toggles,
-    carry_cursor,
-    describe,
-    program_for,
-    toggles_of,
-)
-from .state import HISTORY_LIMIT, LabState, LineError
+from app.engine import answer, output, scenarios, state
+from app.engine.amp import Amp, AmpSpec, check
+from app.engine.effects import Setting, done
+from app.engine.entries import ENTRIES, Style
+from app.engine.extras import Checkpoint, Running, Schedule, clip
+from app.engine.graph import Graph
+from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
+from app.engine.program import NO_BUGS, Toggles, carry_cursor, describe, program_for, toggles_of
+from app.engine.state import HISTORY_LIMIT, LabState, LineError
 
 __all__ = ["HISTORY_LIMIT", "Lab", "LabState", "LineError"]
 
@@ -388,6 +381,6 @@ class Lab:
         """What the model computes now, for the output view; touches no store (eval mode)."""
         return output.view(self.model, self.points, self.targets, size)
 
-    def snapshot(self, since: int = 0) -> dict[str, Any]:
+    def view(self, since: int = 0) -> dict[str, Any]:
         """The stores and the loop's position as plain values (see ``answer.snapshot``)."""
-        return answer.snapshot(self, since)
+        return answer.view(self, since)

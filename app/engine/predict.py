@@ -1,6 +1,6 @@
 """Predict first: what the line at the cursor will do, found by running it on a scratch Lab.
 
-``outcome`` runs the line on a Lab that is a copy of the student's (a replay, app/timeline.py
+``outcome`` runs the line on a Lab that is a copy of the student's (a replay, app/log/timeline.py
 ``Timeline.scratch``) and reads what it did: the stores it wrote, one ``.grad`` element before
 and after, the gradient this backward computes alone, PyTorch's error, and for a ``step`` the
 loss on the same batch before and after it. ``questions.ask`` turns that into one question.
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from .entries import ENTRIES
-from .examples import Forward, loss_again
-from .state import LineError
+from app.engine.entries import ENTRIES
+from app.engine.examples import Forward, loss_again
+from app.engine.state import LineError
 
 if TYPE_CHECKING:
-    from .lab import Lab
+    from app.engine.lab import Lab
 
 # lines whose effect on .grad a student can reason about (the others leave it as it is)
 GRAD_LINES = ("zero_grad", "backward", "clip_grad_norm", "step", "resume")

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .entries import ENTRIES, Style
+from app.engine.entries import ENTRIES, Style
 
 MAX_PROGRAM = 20  # entries in a program a student writes
 

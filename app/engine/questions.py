@@ -15,9 +15,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from .effects import STORES as STORE_TEXT
-from .entries import ENTRIES
-from .predict import GRAD_LINES, Outcome, Value
+from app.engine.effects import STORES as STORE_TEXT
+from app.engine.entries import ENTRIES
+from app.engine.predict import GRAD_LINES, Outcome, Value
 
 KINDS = ("writes", "grad", "loss", "raises")
 SAME = 1e-6  # "about the same": within this much of the loss, relatively

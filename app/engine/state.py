@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from . import optimizers
+from app.engine import optimizers
 
 if TYPE_CHECKING:
-    from .lab import Lab
+    from app.engine.lab import Lab
 
 HISTORY_LIMIT = 1000  # loss points kept per session: bounds memory and response size
 

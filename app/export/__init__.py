@@ -10,8 +10,8 @@ Nothing here imports the web layer, and the engine does not import this module.
 
 from __future__ import annotations
 
-from .formats import notebook, script
-from .setup import Unsupported
-from .units import EXPORTABLE
+from app.export.formats import notebook, script
+from app.export.setup import Unsupported
+from app.export.units import EXPORTABLE
 
 __all__ = ["EXPORTABLE", "Unsupported", "notebook", "script"]

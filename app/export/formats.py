@@ -6,8 +6,8 @@ import textwrap
 from dataclasses import replace
 from typing import Any
 
-from .setup import ScriptPlan, SetupFields, Unsupported, _session
-from .units import Event, Loop, Piece, Unit, _fold, _render, _State, _units
+from app.export.setup import ScriptPlan, SetupFields, Unsupported, _session
+from app.export.units import Event, Loop, Piece, Unit, _fold, _render, _State, _units
 
 
 def _result(loss: bool) -> list[str]:

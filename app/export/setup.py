@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine import scenarios
-from ..engine.entries import ENTRIES
-from ..engine.program import code
+from app.engine import scenarios
+from app.engine.entries import ENTRIES
+from app.engine.program import code
 
 SetupFields = dict[str, Any]
 

@@ -6,9 +6,9 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from ..engine.entries import ENTRIES, Entry, Style
-from ..engine.program import preset_of
-from .setup import ScriptPlan, Unsupported, _num, _program
+from app.engine.entries import ENTRIES, Entry, Style
+from app.engine.program import preset_of
+from app.export.setup import ScriptPlan, Unsupported, _num, _program
 
 Event = dict[str, Any]
 

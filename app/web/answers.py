@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .schemas import Entry, Number, Scenario, Store
+from app.web.schemas import Entry, Number, Scenario, Store
 
 
-class Toggles(BaseModel):
+class TogglesOut(BaseModel):
     skip_zero_grad: bool
     step_first: bool
 
@@ -33,7 +33,7 @@ class Edge(BaseModel):
     target: str = Field(description="... this node among its next_functions")
 
 
-class Graph(BaseModel):
+class GraphOut(BaseModel):
     status: Literal["empty", "built", "freed"]
     nodes: list[Node]
     edges: list[Edge]
@@ -152,7 +152,7 @@ class SessionOut(BaseModel):
     lr: float
     seed: int
     # the four below are absent while a question hides the program (lectures, self-study)
-    toggles: Toggles | None = None
+    toggles: TogglesOut | None = None
     program: list[Entry] | None = None
     code: list[str] | None = Field(None, description="the Python of each program entry")
     preset: str | None = None
@@ -175,7 +175,7 @@ class SessionOut(BaseModel):
     scaler: ScalerOut | None = Field(None, description="the GradScaler's store (amp float16)")
     loss: Number | None
     loss_dtype: str | None = Field(None, description="the loss tensor's dtype (null before one)")
-    graph: Graph
+    graph: GraphOut
     last: Last | None
     losses: int = Field(description="loss lines run since the start or the last reset")
     history: list[LossPoint] = Field(
@@ -212,6 +212,10 @@ class ChoiceOut(BaseModel):
     value: ChoiceValue = Field(
         None, description='grad questions: the number, null (None) or "error" (it raises)'
     )
+
+
+class VoterOut(BaseModel):
+    voter: str = Field(description="send it with the next answer to replace this one")
 
 
 class QuestionOut(BaseModel):

@@ -9,21 +9,21 @@ import anyio.to_thread
 import torch
 from fastapi import APIRouter, Query, Request, Response
 
-from .. import export
-from ..engine import Toggles
-from ..engine import scenarios as catalogue
-from ..engine.amp import AmpSpec
-from ..engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
-from ..engine.program import program_for
-from ..quizzes import self_study_preset
-from ..records import Setup
-from ..timeline import Timeline, TimelineError
-from .answers import Output, Problem, SessionOut
-from .catalogue import presets_out
-from .compression import SharedAnswers
-from .deps import ERRORS, HEAVY_ERRORS, Call, Sessions, Target, as_json, warming
-from .pool import HeavyPool
-from .schemas import (
+from app import export
+from app.engine import Toggles
+from app.engine import scenarios as catalogue
+from app.engine.amp import AmpSpec
+from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
+from app.engine.program import program_for
+from app.lectures.quizzes import self_study_preset
+from app.log.records import Setup
+from app.log.timeline import Timeline, TimelineError
+from app.web.answers import Output, Problem, SessionOut
+from app.web.catalogue import presets_out
+from app.web.compression import SharedAnswers
+from app.web.deps import ERRORS, HEAVY_ERRORS, Call, Sessions, Target, as_json, warming
+from app.web.pool import HeavyPool
+from app.web.schemas import (
     BackwardBody,
     CreateSession,
     PatchSession,
@@ -122,13 +122,13 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
     if quiz is not None:
         request.app.state.hub.study.start(session.id, quiz.name)
     if quiz is not None or body.snapshot is not None:
-        data = sessions.shown(session.id, {"id": session.id, **session.timeline.snapshot()})
+        data = sessions.shown(session.id, {"id": session.id, **session.timeline.view()})
         return as_json(data, status=201)
 
     # a new session's Session is the same for every session of its setup but the id: a class
     # creating at once has it encoded and gzipped once
     def first() -> bytes:
-        return bytes(as_json(sessions.shown(session.id, session.timeline.snapshot())).body)
+        return bytes(as_json(sessions.shown(session.id, session.timeline.view())).body)
 
     shared = NEW_ANSWERS.get(setup.key(), first)
     return shared.response(session.id, request.scope, status_code=201)

@@ -9,9 +9,9 @@ from dataclasses import asdict
 from functools import cache
 from typing import Any
 
-from ..engine.entries import ENTRIES, Entry
-from ..engine.program import MAX_PROGRAM, PRESETS, Toggles, program_for, with_scaler
-from ..engine.scenarios import SCENARIOS
+from app.engine.entries import ENTRIES, Entry
+from app.engine.program import MAX_PROGRAM, PRESETS, Toggles, program_for, with_scaler
+from app.engine.scenarios import SCENARIOS
 
 
 def entry_out(entry: Entry) -> dict[str, Any]:

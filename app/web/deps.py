@@ -15,14 +15,14 @@ import pydantic_core
 from fastapi import Depends, Query, Request, Response
 from starlette.background import BackgroundTask
 
-from ..db import NotOwner
-from ..lectures import Lecture, LectureHub
-from ..quizzes import LectureConflict
-from ..sessions import LiveSessions, SessionBusy
-from ..sessions import Session as LiveSession
-from ..timeline import Timeline
-from .answers import Problem
-from .pool import HeavyPool, PoolFull, no_longer_light
+from app.db import NotOwner
+from app.lectures.hub import Lecture, LectureHub
+from app.lectures.quizzes import LectureConflict
+from app.log.timeline import Timeline
+from app.sessions.live import LiveSession as LiveSession
+from app.sessions.live import LiveSessions, SessionBusy
+from app.web.answers import Problem
+from app.web.pool import HeavyPool, PoolFull, no_longer_light
 
 
 async def get_sessions(request: Request) -> LiveSessions:  # async: no thread hop for a lookup
@@ -165,7 +165,7 @@ class SessionCall(SessionTarget):
 
     def session(self, timeline: Timeline) -> dict[str, Any]:
         """The Session as this request answers it (under the session's lock)."""
-        data = {"id": self.session_id, **timeline.snapshot(self.since)}
+        data = {"id": self.session_id, **timeline.view(self.since)}
         return self.sessions.shown(self.session_id, data)
 
 

@@ -21,7 +21,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match
 from starlette.types import Receive, Scope, Send
 
-from .deps import MAX_SINCE, SessionCall
+from app.web.deps import MAX_SINCE, SessionCall
 
 Endpoint = Callable[[SessionCall], Awaitable[Response]]
 SINCE = "loop_stepper.since"  # the scope's key for the ``since`` that ``matches`` read

@@ -1,7 +1,7 @@
 """Lecture routes: start and end a lecture, follow it (Server-Sent Events), fork it, questions.
 
 The session's own routes (``/api/sessions/{id}/…``) drive it; everything under
-``/api/lectures/{code}`` only watches or answers. The work is in ``app/lectures.py``.
+``/api/lectures/{code}`` only watches or answers. The work is in ``app/lectures/hub.py``.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from fastapi import APIRouter, Header, HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
 
-from ..broadcast import Live
-from ..lectures import Lecture, LectureHub, NoLecture
-from ..quizzes import LectureConflict
-from ..sessions import LiveSessions
-from ..timeline import Timeline
-from .answers import Problem, SessionOut
-from .compression import SharedAnswers
-from .deps import (
+from app.lectures.broadcast import Live
+from app.lectures.hub import Lecture, LectureHub, NoLecture
+from app.lectures.quizzes import LectureConflict
+from app.log.timeline import Timeline
+from app.sessions.live import LiveSessions
+from app.web.answers import Problem, SessionOut, VoterOut
+from app.web.compression import SharedAnswers
+from app.web.deps import (
     ERRORS,
     NOT_FOUND,
     QUIZ_ERRORS,
@@ -33,8 +33,8 @@ from .deps import (
     lecture_of,
     warming,
 )
-from .pool import HeavyPool
-from .schemas import Body, Voter
+from app.web.pool import HeavyPool
+from app.web.schemas import Body, Voter
 
 router = APIRouter(prefix="/api", tags=["lectures"])
 # the forks of one lecture moment get one answer but the id, encoded and gzipped once
@@ -102,10 +102,6 @@ class TallyOut(BaseModel):
 class AnswerBody(Body):
     choice: str = Field(max_length=50)
     voter: Voter | None = None
-
-
-class VoterOut(BaseModel):
-    voter: str = Field(description="send it with the next answer to replace this one")
 
 
 class SelfAnswerBody(Body):

@@ -6,9 +6,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from ..engine.scenarios import SCENARIOS
-from ..lectures import normal
-from .catalogue import catalogue
+from app.engine.scenarios import SCENARIOS
+from app.lectures.hub import normal
+from app.web.catalogue import catalogue
 
 router = APIRouter()
 

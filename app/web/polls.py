@@ -1,6 +1,6 @@
 """The class predicts (issue 18): routes that put the question about the next line to a
 lecture's class, take the followers' votes, show the instructor the counts and give the
-lecture's report. The work is in ``app/lectures.py`` and ``app/polls.py``; the reveal happens
+lecture's report. The work is in ``lectures/hub.py`` and ``lectures/polls.py``; the reveal happens
 in the event of the instructor's next line (any line call on the session)."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import anyio.to_thread
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
-from .. import polls
-from ..timeline import Timeline
-from .answers import Problem, QuestionOut
-from .deps import ERRORS, NOT_FOUND, QUIZ_ERRORS, Hub, Target, as_json, lecture_of
-from .schemas import Body, Voter
+from app.lectures import polls
+from app.log.timeline import Timeline
+from app.web.answers import Problem, QuestionOut, VoterOut
+from app.web.deps import ERRORS, NOT_FOUND, QUIZ_ERRORS, Hub, Target, as_json, lecture_of
+from app.web.schemas import Body, Voter
 
 router = APIRouter(prefix="/api", tags=["lectures"])
 
@@ -44,10 +44,6 @@ class VoteBody(Body):
         description="one id, or a list of ids when multiple"
     )
     voter: Voter | None = None
-
-
-class VoterOut(BaseModel):
-    voter: str = Field(description="send it with the next answer to replace this one")
 
 
 def noop(_: Timeline) -> None:

@@ -9,7 +9,7 @@ that the server is truly overloaded and answers 503 with ``Retry-After`` (``Pool
 A line on a session in memory never comes here: it runs on the event loop or in the ordinary
 thread pool, so a student's click never waits behind twenty students' runs of 1000 iterations.
 
-Heavy work also yields the interpreter to light work (app/priority.py): ``LightFirst`` counts
+Heavy work also yields the interpreter to light work (app/web/priority.py): ``LightFirst`` counts
 every request as light until its answer starts, unless it takes a slot here first.
 
 Everything here runs on the event loop's thread (no lock needed); the work itself runs in a
@@ -30,7 +30,7 @@ from typing import TypeVar, TypeVarTuple
 import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..priority import Priority
+from app.web.priority import Priority
 
 T = TypeVar("T")
 Ts = TypeVarTuple("Ts")

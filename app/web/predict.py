@@ -1,5 +1,5 @@
-"""Predict first and Explain a number (issue 17): routes that delegate to app/predictions.py and
-app/explanations.py, and the shapes of their answers."""
+"""Predict first and Explain a number (issue 17): routes that delegate to predict/predictions.py and
+app/predict/explanations.py, and the shapes of their answers."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, Field
 
-from .. import explanations, predictions
-from ..timeline import Timeline
-from .answers import ChoiceOut, QuestionOut, SessionOut
-from .deps import ERRORS, Call, Target
-from .schemas import Body, Entry, Number
+from app.log.timeline import Timeline
+from app.predict import explanations, predictions
+from app.web.answers import ChoiceOut, QuestionOut, SessionOut
+from app.web.deps import ERRORS, Call, Target
+from app.web.schemas import Body, Entry, Number
 
 router = APIRouter(prefix="/api")
 

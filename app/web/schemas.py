@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..engine import scenarios as catalogue
-from ..engine.effects import STORES
-from ..engine.entries import ENTRIES
-from ..engine.program import MAX_PROGRAM
+from app.engine import scenarios as catalogue
+from app.engine.effects import STORES
+from app.engine.entries import ENTRIES
+from app.engine.program import MAX_PROGRAM
 
 Scenario = Literal["neuron", "moons", "parabola"]
 # one entry of a loop program (its name in the table of entries, app/engine/entries.py)

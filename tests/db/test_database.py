@@ -15,9 +15,9 @@ from pydantic import ValidationError
 
 from app.db import DAY, SCHEMA, Database, NoSuchLog, NotOwner, SqliteDatabase
 from app.engine.optimizers import PLAIN_SGD
-from app.journal import Journal
-from app.records import Setup
-from app.timeline import Timeline
+from app.log.records import Setup
+from app.log.timeline import Timeline
+from app.sessions.journal import Journal
 from support.clock import Clock
 
 Make = Callable[..., Database]
@@ -44,13 +44,13 @@ def test_a_log_reads_back_as_written(make_db: Make, tmp_path: Path) -> None:
     assert [e.to_json() for e in saved.events] == [e.to_json() for e in timeline.events]
     assert [seq for seq, _ in saved.keyframes] == sorted(s for s in timeline.keyframes if s >= 0)
     again = Timeline.restored(saved, Journal(store, "a"))
-    assert again.snapshot() == timeline.snapshot()
+    assert again.view() == timeline.view()
     if isinstance(store, SqliteDatabase):
         with sqlite3.connect(tmp_path / "s.sqlite3") as db:
             assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA
             assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     else:
-        from app.db.postgres import PostgresDatabase  # psycopg: only where it is used
+        from app.db.postgres import PostgresDatabase
 
         assert isinstance(store, PostgresDatabase)
         assert store.schema_version() == SCHEMA == 7

@@ -15,9 +15,9 @@ from app.db import Database
 from app.db.copies import BASE_GRACE, FORK_EVERY, FORK_NEWEST
 from app.db.sqlite import FairLock
 from app.engine.optimizers import PLAIN_SGD
-from app.journal import Journal
-from app.records import Setup
-from app.timeline import Timeline
+from app.log.records import Setup
+from app.log.timeline import Timeline
+from app.sessions.journal import Journal
 from support.clock import Clock
 
 Make = Callable[..., Database]
@@ -41,12 +41,12 @@ def test_a_fork_replays_every_moment_of_its_past_exactly(make_db: Make) -> None:
     assert len(kept) < len(below) / 3
 
     fork = Timeline.restored(saved, Journal(store, "f"))
-    upto = source.snapshot() | {"moments": 150}  # the moments after the head are not copied
-    assert fork.snapshot() == upto
+    upto = source.view() | {"moments": 150}  # the moments after the head are not copied
+    assert fork.view() == upto
     for n in [*range(0, 151, 7), 150]:  # every part of its past, from whichever checkpoint
         fork.rewind(n)
         source.rewind(n)
-        assert fork.snapshot() == source.snapshot() | {"moments": 150}, n
+        assert fork.view() == source.view() | {"moments": 150}, n
     fork.next()  # the fork goes its own way; the source's log is untouched
     store.append("f", fork.drain(), owner)
     assert store.load("a").events == stored.events
@@ -62,10 +62,10 @@ def test_a_fork_of_a_log_that_forgot_its_start(make_db: Make) -> None:
     saved, _, _ = store.fork("a", "f")
     assert saved.first == source.first and (source.first - 1) in dict(saved.keyframes)
     fork = Timeline.restored(saved, Journal(store, "f"))
-    assert fork.snapshot() == source.snapshot()
+    assert fork.view() == source.view()
     fork.rewind(fork.first_moment)
     source.rewind(source.first_moment)
-    assert fork.snapshot() == source.snapshot()
+    assert fork.view() == source.view()
 
 
 def test_forks_taken_while_the_owner_appends_hold_whole_actions(make_db: Make) -> None:
@@ -85,7 +85,7 @@ def test_forks_taken_while_the_owner_appends_hold_whole_actions(make_db: Make) -
             if i % 9 == 8:
                 source.rewind(max(0, source.moment - 4))
             source.next()
-            versions[key(source.events[: source.head + 1])] = source.snapshot()
+            versions[key(source.events[: source.head + 1])] = source.view()
             store.append("a", source.drain())  # recorded before it is committed
 
     writer = threading.Thread(target=write)
@@ -98,7 +98,7 @@ def test_forks_taken_while_the_owner_appends_hold_whole_actions(make_db: Make) -
             continue
         assert key(saved.events) in versions
         fork = Timeline.restored(saved, Journal(store, f"f{forks - 1}"))
-        assert fork.snapshot() == versions[key(saved.events)]
+        assert fork.view() == versions[key(saved.events)]
     writer.join()
     assert forks >= 5
 
@@ -160,37 +160,35 @@ def test_the_forks_of_one_moment_share_one_copy_of_its_past(make_db: Make) -> No
     rewind that cuts, new lines) changes no other fork's past."""
     store = make_db()
     source = lecture(store, 20)
-    at_fork = source.snapshot()
+    at_fork = source.view()
     assert store.quick_fork("a", "q") is None and not store.exists("q")  # it takes a copy
     one, two = store.fork("a", "f1"), store.fork("a", "f2")
     assert one.base == two.base and own_rows(store, "f1") == own_rows(store, "f2") == 0
     assert store.load("f1").events == store.load("a").events
     first = Timeline.restored(store.load("f1"), Journal(store, "f1"))
-    assert first.snapshot() == at_fork
+    assert first.view() == at_fork
 
     source.rewind(50)  # the lecture cuts back into the moment forked and goes another way
     source.next()
     source.next()
     store.append("a", source.drain())
-    assert Timeline.restored(store.load("f2"), Journal(store, "f2")).snapshot() == at_fork
+    assert Timeline.restored(store.load("f2"), Journal(store, "f2")).view() == at_fork
     three = store.fork("a", "f3")  # another past at another moment: another base
     assert three.base != one.base
     assert store.quick_fork("a", "q3").base == three.base  # type: ignore[union-attr]
-    assert Timeline.restored(store.load("f3"), Journal(store, "f3")).snapshot() == (
-        source.snapshot()
-    )
+    assert Timeline.restored(store.load("f3"), Journal(store, "f3")).view() == (source.view())
 
     # a fork acting from a moment of its past reads less of the base; its sibling reads all
     first.rewind(30)
     first.next()
     store.append("f1", first.drain(), one.owner)
     again = Timeline.restored(store.load("f1"), Journal(store, "f1"))
-    assert again.snapshot() == first.snapshot() and again.moments == 31
+    assert again.view() == first.view() and again.moments == 31
     for n in (0, 11, 30, 31):  # every part of it, from its own keyframes and the base's
         again.rewind(n)
         first.rewind(n)
-        assert again.snapshot() == first.snapshot(), n
-    assert Timeline.restored(store.load("f2"), Journal(store, "f2")).snapshot() == at_fork
+        assert again.view() == first.view(), n
+    assert Timeline.restored(store.load("f2"), Journal(store, "f2")).view() == at_fork
 
 
 def test_the_same_head_with_another_past_takes_another_base(make_db: Make) -> None:
@@ -210,7 +208,7 @@ def test_the_same_head_with_another_past_takes_another_base(make_db: Make) -> No
     after = store.fork("a", "f2")
     assert after.base != before.base
     fork = Timeline.restored(store.load("f2"), Journal(store, "f2"))
-    assert fork.snapshot() == source.snapshot()
+    assert fork.view() == source.view()
 
 
 def test_a_base_lives_while_a_log_reads_from_it(make_db: Make) -> None:
@@ -222,7 +220,7 @@ def test_a_base_lives_while_a_log_reads_from_it(make_db: Make) -> None:
     base = store.fork("a", "f1").base
     store.fork("a", "f2")
     store.snapshot("f1", "token")
-    want = Timeline.restored(store.load("f1"), Journal(store, "f1")).snapshot()
+    want = Timeline.restored(store.load("f1"), Journal(store, "f1")).view()
     for gone in ("a", "f1"):
         store.delete(gone)
     clock.now += 2 * BASE_GRACE
@@ -232,7 +230,7 @@ def test_a_base_lives_while_a_log_reads_from_it(make_db: Make) -> None:
     store.sweep()
     assert store.count() == 1  # the base went; the snapshot stays
     store.open_snapshot("token", "opened")
-    assert Timeline.restored(store.load("opened"), Journal(store, "opened")).snapshot() == want
+    assert Timeline.restored(store.load("opened"), Journal(store, "opened")).view() == want
 
 
 def test_a_fork_that_forgot_all_it_read_lets_its_base_go(make_db: Make) -> None:
@@ -249,4 +247,4 @@ def test_a_fork_that_forgot_all_it_read_lets_its_base_go(make_db: Make) -> None:
     clock.now += 2 * BASE_GRACE
     store.sweep()
     assert store.count() == 1
-    assert Timeline.restored(store.load("f"), Journal(store, "f")).snapshot() == fork.snapshot()
+    assert Timeline.restored(store.load("f"), Journal(store, "f")).view() == fork.view()

@@ -32,7 +32,7 @@ def test_bfloat16_losses_gradients_and_params_equal_plain_pytorch(scenario: str)
         assert plain.loss is not None
         losses.append(plain.loss.item())
     assert [h["loss"] for h in lab.history] == losses
-    snap = lab.snapshot()
+    snap = lab.view()
     assert snap["amp"] == {"dtype": "bfloat16", "scaler": False} and snap["scaler"] is None
     # the weights stay float32, the output is bfloat16, the loss float32
     assert {p["dtype"] for p in snap["params"]} == {"float32"}
@@ -50,7 +50,7 @@ def test_the_graph_shows_each_nodes_dtype_under_autocast() -> None:
     lab = Lab("neuron", 0.05, 0, amp=BF16)
     lab.run_line("forward")
     lab.run_line("loss")
-    nodes = {n["label"]: n["dtype"] for n in lab.snapshot()["graph"]["nodes"]}
+    nodes = {n["label"]: n["dtype"] for n in lab.view()["graph"]["nodes"]}
     assert nodes["MseLossBackward0"] == "float32"
     assert nodes["AddmmBackward0"] == "bfloat16"  # the Linear ran in bfloat16
     assert nodes["AccumulateGrad: weight"] == nodes["AccumulateGrad: bias"] == "float32"
@@ -61,7 +61,7 @@ def test_float16_scaler_skips_the_first_steps_while_the_scale_comes_down() -> No
     lab = Lab("neuron", 0.05, 0, amp=FP16)
     plain = Plain("neuron", 0.05, 0, dtype=torch.float32, amp="float16")
     assert lab.program == SCALED
-    snap = lab.snapshot()
+    snap = lab.view()
     assert snap["code"][3:] == [
         "scaler.scale(loss).backward()",
         "scaler.step(optimizer)",
@@ -84,13 +84,13 @@ def test_float16_scaler_skips_the_first_steps_while_the_scale_comes_down() -> No
             if entry == "step":
                 assert lab.last is not None
                 writes.append(lab.last["writes"])
-                skipped.append(lab.snapshot()["scaler"]["found_inf"])
-        scales.append(lab.snapshot()["scaler"]["scale"])
+                skipped.append(lab.view()["scaler"]["found_inf"])
+        scales.append(lab.view()["scaler"]["scale"])
     assert scales == [32768.0, 16384.0, 8192.0, 4096.0, 2048.0, 2048.0, 2048.0, 2048.0]
     assert skipped == [True] * 5 + [False] * 3
     assert writes[0] == ["scaler"]  # a skipped step moves no parameter
     assert writes[-1] == ["params", "scaler"]
-    snap = lab.snapshot()
+    snap = lab.view()
     assert snap["scaler"]["skipped_steps"] == 5 and snap["scaler"]["growth_tracker"] == 3
     assert [h["loss"] for h in lab.history][:6] == [18.5] * 6
 
@@ -101,8 +101,8 @@ def test_float16_without_a_scaler_is_the_scaled_run_five_iterations_early() -> N
     unscaled = Lab("neuron", 0.05, 0, amp=AmpSpec("float16", scaler=False))
     scaled = Lab("neuron", 0.05, 0, amp=FP16)
     plain32 = Lab("neuron", 0.05, 0)
-    assert unscaled.snapshot()["preset"] == "float16_without_scaler"
-    assert scaled.snapshot()["preset"] == "correct"
+    assert unscaled.view()["preset"] == "float16_without_scaler"
+    assert scaled.view()["preset"] == "correct"
     for lab in (unscaled, scaled, plain32):
         lab.run(25)
     a = [h["loss"] for h in unscaled.history]
@@ -119,11 +119,11 @@ def test_the_scaler_refuses_in_pytorchs_words_and_changes_nothing() -> None:
     lab = Lab("neuron", 0.05, 0, amp=FP16)
     for entry in ("forward", "loss", "backward", "step"):
         lab.run_line(entry)
-    before = lab.snapshot()
+    before = lab.view()
     with pytest.raises(LineError, match=r"step\(\) has already been called") as caught:
         lab.run_line("step")
     assert caught.value.torch_error
-    assert lab.snapshot()["scaler"] == before["scaler"]
+    assert lab.view()["scaler"] == before["scaler"]
     lab.run_line("scaler_update")
     with pytest.raises(LineError, match="No inf checks were recorded prior to update"):
         lab.run_line("scaler_update")
@@ -147,31 +147,31 @@ def test_capture_and_restore_carry_the_scaler_mid_iteration() -> None:
         lab.next()
     saved = lab.capture()
     lab.run(3)
-    after = lab.snapshot()
+    after = lab.view()
     lab.restore(saved, whole=True)
-    assert lab.snapshot()["scaler"] == {
+    assert lab.view()["scaler"] == {
         "scale": 16384.0,
         "growth_tracker": 0,
         "skipped_steps": 3,
         "found_inf": True,
     }
     lab.run(3)
-    assert lab.snapshot()["scaler"] == after["scaler"]
-    assert lab.snapshot()["params"] == after["params"]
+    assert lab.view()["scaler"] == after["scaler"]
+    assert lab.view()["params"] == after["params"]
 
 
 def test_a_checkpoint_holds_the_scaler_and_a_model_only_one_starts_it_over() -> None:
     lab = Lab("neuron", 0.05, 0, amp=FP16)
     lab.run(7)
-    assert lab.snapshot()["scaler"]["scale"] == 2048.0
+    assert lab.view()["scaler"]["scale"] == 2048.0
     lab.run_line("checkpoint")
-    assert lab.snapshot()["ckpt"]["keys"] == ["model", "optimizer", "scaler"]
-    assert lab.snapshot()["code"][3] == "scaler.scale(loss).backward()"
+    assert lab.view()["ckpt"]["keys"] == ["model", "optimizer", "scaler"]
+    assert lab.view()["code"][3] == "scaler.scale(loss).backward()"
     lab.run_line("resume")
-    assert lab.snapshot()["scaler"]["scale"] == 2048.0
+    assert lab.view()["scaler"]["scale"] == 2048.0
     lab.run_line("checkpoint(model_only=True)")
     lab.run_line("resume")  # a fresh scaler: 2**16 again, and the first steps skipped again
-    assert lab.snapshot()["scaler"]["scale"] == 65536.0
+    assert lab.view()["scaler"]["scale"] == 65536.0
     plain = Plain("neuron", 0.05, 0, dtype=torch.float32, amp="float16")
     for _ in range(7):
         for entry in SCALED:
@@ -181,4 +181,4 @@ def test_a_checkpoint_holds_the_scaler_and_a_model_only_one_starts_it_over() -> 
     assert_same(lab, plain)
     both(SCALED, lab, plain, times=3)
     # near the minimum the scaled gradients no longer overflow: the scale stays
-    assert lab.snapshot()["scaler"]["scale"] == plain.scaler.get_scale() == 65536.0
+    assert lab.view()["scaler"]["scale"] == plain.scaler.get_scale() == 65536.0

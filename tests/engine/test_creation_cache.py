@@ -54,7 +54,7 @@ def test_copies_are_independent_and_leave_the_template_alone() -> None:
         assert t.data_ptr() != a.model.state_dict()[name].data_ptr()
     fresh = Lab("moons", 0.3, 0, batchnorm=True)
     fresh.run(3)
-    assert a.snapshot()["params"] != b.snapshot()["params"]
+    assert a.view()["params"] != b.view()["params"]
     for p, q in zip(fresh.named.values(), a.named.values(), strict=True):
         assert torch.equal(p, q)  # and the same numbers as the first
 

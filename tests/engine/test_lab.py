@@ -75,12 +75,12 @@ def test_backward_twice_is_pytorchs_error_and_changes_nothing() -> None:
     lab.loss()
     lab.backward()
     assert lab.graph()["status"] == "freed"
-    before = lab.snapshot()
+    before = lab.view()
     with pytest.raises(LineError) as caught:
         lab.backward()
     assert caught.value.torch_error
     assert "Trying to backward through the graph a second time" in caught.value.message
-    assert lab.snapshot() == before
+    assert lab.view() == before
 
 
 def test_retain_graph_adds_the_gradient_twice() -> None:
@@ -98,9 +98,9 @@ def test_zero_grad_none_is_not_zeros() -> None:
     lab = Lab("neuron", 0.05, 0)
     lab.run(1)
     lab.zero_grad(set_to_none=False)
-    assert [p["grad"] for p in lab.snapshot()["params"]] == [[[0.0]], [0.0]]
+    assert [p["grad"] for p in lab.view()["params"]] == [[[0.0]], [0.0]]
     lab.zero_grad()
-    assert [p["grad"] for p in lab.snapshot()["params"]] == [None, None]
+    assert [p["grad"] for p in lab.view()["params"]] == [None, None]
 
 
 def test_lines_out_of_order_say_what_they_need() -> None:
@@ -149,17 +149,17 @@ def test_moons_batches_are_32_then_22() -> None:
 
 def test_reset_and_restore() -> None:
     lab = Lab("moons", 0.3, 0, Toggles(skip_zero_grad=True))
-    first = lab.snapshot()
+    first = lab.view()
     lab.run(7)
     lab.lr = 0.1
     middle = lab.capture()
     lab.run(3)
-    after_ten = lab.snapshot()
+    after_ten = lab.view()
     lab.restore(middle)
     lab.run(3)
-    assert lab.snapshot()["params"] == after_ten["params"]
+    assert lab.view()["params"] == after_ten["params"]
     lab.reset()
-    reset = lab.snapshot()
+    reset = lab.view()
     assert reset["params"] == first["params"] and reset["iteration"] == 0
     assert reset["lr"] == 0.1 and reset["toggles"]["skip_zero_grad"] is True
     assert reset["history"] == [] and reset["graph"]["status"] == "empty"
@@ -167,7 +167,7 @@ def test_reset_and_restore() -> None:
     lab.run(1)
     fresh = Lab("moons", 0.3, 0, Toggles(skip_zero_grad=True))
     fresh.run(1)
-    assert lab.snapshot()["params"] == fresh.snapshot()["params"]
+    assert lab.view()["params"] == fresh.view()["params"]
 
 
 def test_toggle_mid_iteration_keeps_the_lines_already_run() -> None:
@@ -198,7 +198,7 @@ def test_graph_labels_are_pytorchs() -> None:
 def test_diverging_training_keeps_pytorchs_non_finite_values() -> None:
     lab = Lab("neuron", 100.0, 0)
     lab.run(40)
-    snap = lab.snapshot()
+    snap = lab.view()
     values = [snap["params"][0]["value"][0][0], snap["loss"]]
     assert not all(math.isfinite(v) for v in values), values  # the API spells them "NaN" etc.
 
@@ -318,11 +318,11 @@ def test_both_bugs_on_moons_is_pytorchs_inplace_error_and_a_freed_graph() -> Non
     freed what it walked, so the graph shows freed and a retry says so in PyTorch's words."""
     lab = Lab("moons", 0.3, 0, Toggles(skip_zero_grad=True, step_first=True))
     lab.run(1)
-    stores = {k: v for k, v in lab.snapshot().items() if k != "graph"}
+    stores = {k: v for k, v in lab.view().items() if k != "graph"}
     with pytest.raises(LineError, match="modified by an inplace operation") as caught:
         lab.run(1)
     assert caught.value.torch_error and lab.next_line == "backward"
-    after = lab.snapshot()
+    after = lab.view()
     assert after["graph"]["status"] == "freed"
     assert after["params"] != stores["params"]  # the step before it ran, as in Python
     with pytest.raises(LineError, match="backward through the graph a second time"):

@@ -20,11 +20,11 @@ def test_momentum_state_matches_plain_pytorch() -> None:
     spec = OptimizerSpec("sgd", momentum=0.9, weight_decay=0.01)
     lab = Lab("moons", 0.1, 0, optimizer=spec)
     plain = Plain("moons", 0.1, 0, momentum=0.9, weight_decay=0.01)
-    assert all(row["state"] == {} for row in lab.snapshot()["optimizer_state"])
+    assert all(row["state"] == {} for row in lab.view()["optimizer_state"])
     lab.run(20)
     run_plain(plain, 20)
     assert_same(lab, plain)
-    state = lab.snapshot()["optimizer_state"]
+    state = lab.view()["optimizer_state"]
     for row, p in zip(state, plain.model.parameters(), strict=True):
         buffer = plain.optimizer.state[p]["momentum_buffer"]
         assert row["state"]["momentum_buffer"] == buffer.tolist()
@@ -45,7 +45,7 @@ def test_adam_state_matches_plain_pytorch() -> None:
     lab.run(7)
     run_plain(plain, 7)
     assert_same(lab, plain)
-    rows = lab.snapshot()["optimizer_state"]
+    rows = lab.view()["optimizer_state"]
     weight = next(plain.model.parameters())  # nn.Linear: weight, then bias
     assert rows[0]["name"] == "weight" and rows[0]["state"]["step"] == 7.0
     assert rows[0]["state"]["exp_avg"] == plain.optimizer.state[weight]["exp_avg"].tolist()
@@ -56,7 +56,7 @@ def test_reset_empties_the_optimizer_state() -> None:
     lab = Lab("neuron", 0.05, 0, optimizer=OptimizerSpec("adam"))
     lab.run(3)
     lab.reset()
-    assert all(row["state"] == {} for row in lab.snapshot()["optimizer_state"])
+    assert all(row["state"] == {} for row in lab.view()["optimizer_state"])
     lab.run(3)
     fresh = Lab("neuron", 0.05, 0, optimizer=OptimizerSpec("adam"))
     fresh.run(3)

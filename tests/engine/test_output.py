@@ -21,7 +21,7 @@ def test_neuron_line_is_the_models() -> None:
 def test_moons_boundary_is_the_models_and_touches_no_store() -> None:
     lab = Lab("moons", 0.3, 0)
     lab.forward()
-    before = lab.snapshot()
+    before = lab.view()
     view = lab.output(size=4)
     x0, x1, y0, y1 = view["extent"]
     corner = torch.tensor([[x0, y0], [x1, y1]], dtype=torch.float64)
@@ -30,4 +30,4 @@ def test_moons_boundary_is_the_models_and_touches_no_store() -> None:
     # bottom-left and top-right corners (a batch of 16 and one of 2 may differ in the last bit)
     assert [view["p"][0][0], view["p"][3][3]] == pytest.approx(p, rel=1e-12)
     assert len(view["points"]) == 150 and set(view["targets"]) == {0, 1}
-    assert lab.snapshot() == before
+    assert lab.view() == before

@@ -60,7 +60,7 @@ def test_zeros_instead_of_none() -> None:
     lab = with_program("zeros")
     for _ in range(4):
         lab.next()  # forward, loss, backward, zero_grad(set_to_none=False)
-    assert [p["grad"] for p in lab.snapshot()["params"]] == [[[0.0]], [0.0]]
+    assert [p["grad"] for p in lab.view()["params"]] == [[[0.0]], [0.0]]
     lab.next()  # step with zeros: plain SGD moves nothing
     assert wb(lab) == (0.0, 0.0)
 

@@ -106,7 +106,7 @@ def test_scheduler_lr_after_each_step_and_the_warning(spec: dict[str, Any]) -> N
         both(program, lab2, plain2)
         lrs.append(lab2.lr)
         assert lab2.lr == plain2.optimizer.param_groups[0]["lr"]
-        assert lab2.snapshot()["lr"] == lab2.lr
+        assert lab2.view()["lr"] == lab2.lr
     if spec["kind"] == "step":
         assert lrs == [0.3, 0.15, 0.15, 0.075, 0.075, 0.0375]
     else:
@@ -141,7 +141,7 @@ def test_dropout_masks_equal_plain_pytorchs() -> None:
     before = lab.rng
     both(["eval", "forward"], lab, plain)
     assert lab.rng is not None and before is not None and torch.equal(lab.rng, before)
-    assert lab.snapshot()["mode"] == "eval"
+    assert lab.view()["mode"] == "eval"
 
 
 def test_batchnorm_running_statistics_change_only_in_train_mode() -> None:
@@ -150,7 +150,7 @@ def test_batchnorm_running_statistics_change_only_in_train_mode() -> None:
     both(list(CORRECT), lab, plain, times=3)
 
     def buffers() -> dict[str, Any]:
-        return {b["name"]: b["value"] for b in lab.snapshot()["buffers"]}
+        return {b["name"]: b["value"] for b in lab.view()["buffers"]}
 
     theirs = {n: b.tolist() for n, b in plain.model.named_buffers()}
     assert buffers() == theirs and buffers()["1.num_batches_tracked"] == 3
@@ -175,7 +175,7 @@ def test_logging_the_tensor_keeps_every_graph_alive() -> None:
         lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
         for i in range(1, 5):
             both(preset, lab, plain)
-            running = lab.snapshot()["running_loss"]
+            running = lab.view()["running_loss"]
             assert running["tensor"] and running["value"] == plain.running_loss.item()
             assert running["graphs"] == loss_nodes(plain.running_loss, node) == i
         # without backward the saved tensors stay too, growing every iteration
@@ -183,12 +183,12 @@ def test_logging_the_tensor_keeps_every_graph_alive() -> None:
         held = []
         for _ in range(3):
             both(["forward", "loss", "log_tensor"], lab, plain)
-            held.append(lab.snapshot()["running_loss"]["saved_bytes"])
+            held.append(lab.view()["running_loss"]["saved_bytes"])
         assert held[0] > 0 and held[0] < held[1] < held[2]
         # .item(): a float, nothing kept
         lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
         both([*CORRECT, "log_item"], lab, plain, times=3)
-        running = lab.snapshot()["running_loss"]
+        running = lab.view()["running_loss"]
         assert running == {
             "value": plain.running_loss,
             "tensor": False,
@@ -203,8 +203,8 @@ def test_softmax_before_cross_entropy() -> None:
     lab = Lab("moons", 0.3, 0, softmax_before_loss=True)
     plain = Plain("moons", 0.3, 0, softmax_before_loss=True)
     both(list(CORRECT), lab, plain, times=5)
-    assert lab.snapshot()["code"][1] == "loss = loss_fn(out.softmax(dim=1), y)"
-    assert lab.snapshot()["preset"] == "softmax_before_loss"
+    assert lab.view()["code"][1] == "loss = loss_fn(out.softmax(dim=1), y)"
+    assert lab.view()["preset"] == "softmax_before_loss"
     right = Lab("moons", 0.3, 0)
     right.run(5)
     assert lab.loss_value is not None and right.loss_value is not None
@@ -218,9 +218,9 @@ def test_adam_resumed_with_and_without_optimizer_state(model_only: bool) -> None
     plain = Plain("moons", 0.01, 0, "adam")
     both(list(CORRECT), lab, plain, times=5)
     both([entry], lab, plain)
-    at_checkpoint = lab.snapshot()
+    at_checkpoint = lab.view()
     both([*CORRECT, *CORRECT, "resume"], lab, plain)
-    snap = lab.snapshot()
+    snap = lab.view()
     assert snap["params"] == [{**p, "grad": None} for p in at_checkpoint["params"]]
     if not model_only:
         assert snap["optimizer_state"] == at_checkpoint["optimizer_state"]
@@ -284,21 +284,21 @@ def test_each_new_preset_with_its_setup_equals_plain_pytorch(name: str) -> None:
     program = list(BY_NAME[name].program)
     lab.set_program(program)
     both(program, lab, plain, times=4)
-    assert lab.snapshot()["preset"] == name
+    assert lab.view()["preset"] == name
 
 
 def test_float32_moons() -> None:
     lab = Lab("moons", 0.3, 0, dtype="float32")
     plain = Plain("moons", 0.3, 0, dtype=torch.float32)
     both(list(CORRECT), lab, plain, times=3)
-    assert lab.snapshot()["params"][0]["dtype"] == "float32"
+    assert lab.view()["params"][0]["dtype"] == "float32"
 
 
 def test_two_dropout_sessions_interleaved_give_what_each_gives_alone() -> None:
     def alone(seed: int) -> list[Any]:
         lab = Lab("moons", 0.3, seed, dropout=0.5)
         lab.run(6)
-        params: list[Any] = lab.snapshot()["params"]
+        params: list[Any] = lab.view()["params"]
         return params
 
     expected = [alone(0), alone(1)]
@@ -307,7 +307,7 @@ def test_two_dropout_sessions_interleaved_give_what_each_gives_alone() -> None:
         a.next()
         torch.rand(3)
         b.next()
-    assert [a.snapshot()["params"], b.snapshot()["params"]] == expected
+    assert [a.view()["params"], b.view()["params"]] == expected
     # and in two threads at once
     c, d = Lab("moons", 0.3, 0, dropout=0.5), Lab("moons", 0.3, 1, dropout=0.5)
     threads = [threading.Thread(target=lab.run, args=(6,)) for lab in (c, d)]
@@ -315,7 +315,7 @@ def test_two_dropout_sessions_interleaved_give_what_each_gives_alone() -> None:
         t.start()
     for t in threads:
         t.join()
-    assert [c.snapshot()["params"], d.snapshot()["params"]] == expected
+    assert [c.view()["params"], d.view()["params"]] == expected
 
 
 def test_invalid_setups_are_refused_by_the_engine() -> None:
@@ -349,4 +349,4 @@ def test_reset_starts_the_schedule_again() -> None:
     again.set_program([*CORRECT, "scheduler_step"])
     lab.run(3)
     again.run(3)
-    assert lab.snapshot() == again.snapshot()
+    assert lab.view() == again.view()

@@ -18,7 +18,7 @@ def grads_after_one_step(lab: Lab) -> list[torch.Tensor]:
 def test_neuron_halves_add_to_the_full_batch_gradient(k: int) -> None:
     lab = Lab("neuron", 0.05, 0, accumulate=k)
     assert lab.program == ["zero_grad", *["forward", "loss", "backward"] * k, "step"]
-    assert lab.snapshot()["code"][2] == f"loss = loss_fn(out, y) / {k}"
+    assert lab.view()["code"][2] == f"loss = loss_fn(out, y) / {k}"
     assert [g.item() for g in grads_after_one_step(lab)] == [-23.5, -8.0]
 
 
@@ -44,7 +44,7 @@ def test_accumulate_survives_capture_and_restore() -> None:
         lab.next()  # zero_grad, then two micro-batches done, two still pending
     saved = lab.capture()
     lab.run(2)
-    after = lab.snapshot()["params"]
+    after = lab.view()["params"]
     lab.restore(saved)
     lab.run(2)
-    assert lab.snapshot()["params"] == after
+    assert lab.view()["params"] == after

@@ -40,7 +40,7 @@ def test_with_zero_grad_the_error_shrinks_by_one_minus_eta_h() -> None:
 
 def test_without_zero_grad_it_swings_for_ever_with_the_predicted_period() -> None:
     lab = Lab("parabola", 0.05, 0, Toggles(skip_zero_grad=True))
-    theory = lab.snapshot()["theory"]
+    theory = lab.view()["theory"]
     errors = [th - 1.4 for th in thetas(lab, 140)]
     for t, e in enumerate(errors, start=1):
         assert e == pytest.approx(predicted_error(theory, t), abs=1e-9)
@@ -57,14 +57,14 @@ def test_past_eta_h_4_it_grows() -> None:
     lab = Lab("parabola", 0.3, 0, Toggles(skip_zero_grad=True), options={"curvature": 15})
     errors = [abs(th - 1.4) for th in thetas(lab, 30)]
     assert errors[-1] > 100 * errors[0]
-    assert lab.snapshot()["theory"]["without_zero_grad"]["regime"] == "grows"
+    assert lab.view()["theory"]["without_zero_grad"]["regime"] == "grows"
 
 
 def test_curvature_and_target_are_options() -> None:
     lab = Lab("parabola", 0.1, 0, options={"curvature": 2.0, "theta_star": -1.0})
     lab.run(1)
     assert lab.named["theta"].item() == pytest.approx(-0.2)  # 0 - 0.1 * 2 * (0 - (-1))
-    assert lab.snapshot()["theory"]["eta_h"] == pytest.approx(0.2)
+    assert lab.view()["theory"]["eta_h"] == pytest.approx(0.2)
     assert math.isclose(lab.loss_value or 0, 1.0)
 
 
@@ -77,4 +77,4 @@ def test_tiny_and_underflowing_eta_h_stay_finite() -> None:
     assert gone["regime"] == "oscillates" and gone["period"] is None
     lab = Lab("parabola", 1e-18, 0)
     lab.run(2)
-    assert lab.snapshot()["theory"]["without_zero_grad"]["period"] > 1e8
+    assert lab.view()["theory"]["without_zero_grad"]["period"] > 1e8

@@ -1,4 +1,4 @@
-"""The lecture fan-out on the event loop (app/lectures.py): the order things happen in, counted
+"""The lecture fan-out on the event loop (app/lectures/hub.py): the order things happen in, counted
 in turns of the loop, not timed. The HTTP behaviour (events, Last-Event-ID, keep-alive, the
 end) is tests/web/test_lectures.py."""
 
@@ -8,8 +8,8 @@ import asyncio
 import time
 
 from app.db import SqliteDatabase
-from app.fanout import END, SLICE
-from app.lectures import Lecture, LectureHub
+from app.lectures.fanout import END, SLICE
+from app.lectures.hub import Lecture, LectureHub
 
 
 def hub_on(loop: asyncio.AbstractEventLoop) -> tuple[LectureHub, Lecture]:

@@ -16,9 +16,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from app.log.timeline import Timeline
 from app.main import create_app
 from app.settings import Settings
-from app.timeline import Timeline
 from app.web.pool import HeavyPool
 from support.serve import serve_app
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .engine import LabState
+from app.engine import LabState
 
 _LENGTH = struct.Struct("<I")
 _DTYPES = {

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
-from .broadcast import Lectures, Live
-from .db import Shared, SharedListener, StoredLecture
-from .polls import refreshed
-from .quizzes import Quiz
+from app.db import Shared, SharedListener, StoredLecture
+from app.lectures.broadcast import Lectures, Live
+from app.lectures.polls import refreshed
+from app.lectures.quizzes import Quiz
 
 if TYPE_CHECKING:
-    from .lectures import Lecture
-    from .polls import Poll
+    from app.lectures.hub import Lecture
+    from app.lectures.polls import Poll
 
 CHANNEL = "loop_stepper_lectures"
 HEARTBEAT = 5.0  # seconds between a process's follower counts; older than 3 of them: gone

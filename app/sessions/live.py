@@ -26,10 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from .db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
-from .journal import Journal, KeyframeWriter
-from .records import Change, Setup
-from .timeline import Timeline
+from app.db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
+from app.log.records import Change, Setup
+from app.log.timeline import Timeline
+from app.sessions.journal import Journal, KeyframeWriter
 
 T = TypeVar("T")
 FORKED_KEPT = 8  # moments whose fork answer is kept (one per lecture being forked, and more)
@@ -49,7 +49,7 @@ class SessionBusy(Exception):
 
 
 @dataclass
-class Session:
+class LiveSession:
     id: str
     timeline: Timeline
     owner: int = 0  # the owner epoch this process claimed the session's log with
@@ -93,14 +93,14 @@ class LiveSessions:
             idle_timeout,
             clock,
         )
-        self._live: OrderedDict[str, tuple[Session, float]] = OrderedDict()
+        self._live: OrderedDict[str, tuple[LiveSession, float]] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
         self._forked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # a base's answer
         self._started: OrderedDict[str, Setup] = OrderedDict()  # by Setup.key(): as stored
         self._starting: dict[str, float] = {}  # started, not in memory yet: since when
-        # hooks for lectures (app/lectures.py): a saved change, and a Session as answered
-        self.on_change: Callable[[Session, Change], None] | None = None
+        # hooks for lectures (app/lectures/hub.py): a saved change, and a Session as answered
+        self.on_change: Callable[[LiveSession, Change], None] | None = None
         self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
         self.on_load: Callable[[str], None] | None = None  # a session read back from the database
         self.keyframes = KeyframeWriter(db)
@@ -138,7 +138,7 @@ class LiveSessions:
         return self.db.sweep([*live, *starting], room)
 
     @staticmethod
-    def _release(session: Session) -> bool:
+    def _release(session: LiveSession) -> bool:
         """Mark a session as out of memory, unless a request is using it right now."""
         if session.waiting or not session.lock.acquire(blocking=False):
             return False
@@ -157,7 +157,7 @@ class LiveSessions:
                 return
         raise ServerFull(f"the server holds its maximum of {self.max_live} sessions in use")
 
-    def _add(self, session: Session) -> None:
+    def _add(self, session: LiveSession) -> None:
         with self._lock:
             self._make_room()
             self._live[session.id] = (session, self.clock())
@@ -166,7 +166,7 @@ class LiveSessions:
         """Whether a session can be created without making room first (quick: no sweep)."""
         return len(self._live) < self.max_live and self.db.count() < self.db.max_logs
 
-    def create(self, setup: Setup) -> Session:
+    def create(self, setup: Setup) -> LiveSession:
         """A new session: its timeline built and its log started in the database."""
         self.evict_idle()
         with self._lock:
@@ -188,7 +188,7 @@ class LiveSessions:
             self._started.move_to_end(key)
             while len(self._started) > STARTED_KEPT:
                 self._started.popitem(last=False)
-        session = Session(session_id, timeline, owner, journal=journal)
+        session = LiveSession(session_id, timeline, owner, journal=journal)
         self._add(session)
         return session
 
@@ -206,7 +206,7 @@ class LiveSessions:
             self._starting[session_id] = self.clock()
         return session_id
 
-    def from_snapshot(self, token: str) -> Session:
+    def from_snapshot(self, token: str) -> LiveSession:
         """A new session whose log is a copy of the snapshot's, standing at its moment."""
         session_id = new_id()
         try:
@@ -249,7 +249,7 @@ class LiveSessions:
                 self.db.delete(new)
                 return None
             timeline = Timeline.restored(forked.saved, Journal(self.db, forked.base))
-            shown = self.shown(new, timeline.snapshot())  # a new id: no quiz of its own
+            shown = self.shown(new, timeline.view())  # a new id: no quiz of its own
             with self._lock:
                 self._forked[forked.base] = shown
                 while len(self._forked) > FORKED_KEPT:
@@ -269,7 +269,7 @@ class LiveSessions:
         self.db.snapshot(session_id, token)
         return token
 
-    def live(self, session_id: str) -> Session | None:
+    def live(self, session_id: str) -> LiveSession | None:
         """The session if it is in memory (fast: no store access)."""
         with self._lock:
             entry = self._live.get(session_id)
@@ -279,12 +279,12 @@ class LiveSessions:
             self._live.move_to_end(session_id)
             return entry[0]
 
-    def get(self, session_id: str) -> Session:
+    def get(self, session_id: str) -> LiveSession:
         """The session, read back from the database if it is not in memory (slow: call it off
         the event loop)."""
         return self.live(session_id) or self._load(session_id)
 
-    def _load(self, session_id: str) -> Session:
+    def _load(self, session_id: str) -> LiveSession:
         with self._lock:
             loading = self._loading.setdefault(session_id, threading.Lock())
         with loading:  # two requests for one stored session: one replays, one waits
@@ -298,7 +298,7 @@ class LiveSessions:
                     raise UnknownSession(session_id) from None
                 journal = Journal(self.db, session_id)
                 timeline = Timeline.restored(stored, journal)
-                session = Session(session_id, timeline, owner, journal=journal)
+                session = LiveSession(session_id, timeline, owner, journal=journal)
                 if self.on_load is not None:
                     self.on_load(session_id)
                 self._add(session)
@@ -308,7 +308,9 @@ class LiveSessions:
                     self._loading.pop(session_id, None)
                     self._starting.pop(session_id, None)
 
-    def act(self, session: Session, action: Callable[[Timeline], T], *, replay: bool = True) -> T:
+    def act(
+        self, session: LiveSession, action: Callable[[Timeline], T], *, replay: bool = True
+    ) -> T:
         """Run ``action`` on the session's timeline and save what it did (under the session's
         lock, before answering). If another process claimed the session since this one replayed
         it, the stale copy is dropped and the action runs again on a fresh replay, which this
@@ -332,7 +334,7 @@ class LiveSessions:
                 if not fresh.gone:
                     return self.act(fresh, action)
 
-    def _drop(self, session: Session) -> None:
+    def _drop(self, session: LiveSession) -> None:
         """Forget a session's stale copy (another process claimed its log)."""
         session.gone = True
         with self._lock:
@@ -340,7 +342,7 @@ class LiveSessions:
             if entry is not None and entry[0] is session:
                 del self._live[session.id]
 
-    def save(self, session: Session, *, keyframes: bool = True) -> None:
+    def save(self, session: LiveSession, *, keyframes: bool = True) -> None:
         """Write what the last action did; called under the session's lock, before answering.
         ``NotOwner`` if another process claimed the session since (see ``act``): checked by
         the write itself, or, when the action wrote nothing (a read), by one lookup, so that

@@ -1,4 +1,4 @@
-"""Keyframes written after the answer (``app/journal.py``): a rewind reads one still pending from
+"""Keyframes written after the answer (``journal.py``): a rewind reads one still pending from
 memory; a cut or a reset forgets the pending ones it makes stale, so the store ends up holding
 exactly the live timeline's keyframes; a replay from the store gives the same numbers."""
 
@@ -9,11 +9,11 @@ from typing import Any
 
 from app.db import Database
 from app.engine.optimizers import PLAIN_SGD
-from app.journal import Journal
-from app.records import Setup
-from app.replays import KEYFRAMES_IN_MEMORY
-from app.sessions import LiveSessions
-from app.timeline import Timeline
+from app.log.records import Setup
+from app.log.replays import KEYFRAMES_IN_MEMORY
+from app.log.timeline import Timeline
+from app.sessions.journal import Journal
+from app.sessions.live import LiveSessions
 
 Make = Callable[..., Database]
 
@@ -48,7 +48,7 @@ def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_hol
 
         def rewind_13(t: Timeline) -> dict[str, Any]:
             t.rewind(13)
-            return t.snapshot()
+            return t.view()
 
         at_13 = sessions.act(a, rewind_13)
         # a line from moment 13 cuts every later moment, and with them the pending keyframes
@@ -59,13 +59,13 @@ def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_hol
     assert a.journal.pending == {}
     assert stored_keyframes(store, a.id) == sorted(s for s in a.timeline.keyframes if s >= 0)
     again = Timeline.restored(store.load(a.id), Journal(store, a.id))
-    assert again.snapshot() == a.timeline.snapshot()
+    assert again.view() == a.timeline.view()
     again.rewind(13)
-    assert {**again.snapshot(), "moments": 100} == at_13  # 100 moments then, 40 now
+    assert {**again.view(), "moments": 100} == at_13  # 100 moments then, 40 now
     for n in (1, 12, 25, 39):
         a.timeline.rewind(n)
         again.rewind(n)
-        assert again.snapshot() == a.timeline.snapshot()
+        assert again.view() == a.timeline.view()
 
 
 def test_a_reset_forgets_the_pending_keyframes(make_db: Make) -> None:

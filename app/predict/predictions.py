@@ -15,13 +15,13 @@ import random
 import weakref
 from typing import Any
 
-from .engine import LineError
-from .engine.entries import ENTRIES
-from .engine.examples import Watch
-from .engine.predict import outcome, stores
-from .engine.questions import KINDS, Question, ask
-from .records import Event
-from .timeline import Timeline
+from app.engine import LineError
+from app.engine.entries import ENTRIES
+from app.engine.examples import Watch
+from app.engine.predict import outcome, stores
+from app.engine.questions import KINDS, Question, ask
+from app.log.records import Event
+from app.log.timeline import Timeline
 
 
 class NotOffered(ValueError):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .engine.entries import ENTRIES
-from .engine.explain import Trail, described
-from .predictions import NotOffered
-from .timeline import Timeline, TimelineError
+from app.engine.entries import ENTRIES
+from app.engine.explain import Trail, described
+from app.log.timeline import Timeline, TimelineError
+from app.predict.predictions import NotOffered
 
 SETS = ("zero_grad", "resume")  # the lines that set .grad to None or zeros
 

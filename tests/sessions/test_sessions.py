@@ -11,9 +11,9 @@ import pytest
 
 from app.db import Database
 from app.engine.optimizers import PLAIN_SGD
-from app.records import Change, Setup
-from app.sessions import LiveSessions, ServerFull, Session, UnknownSession
-from app.timeline import SAVE_EVERY, Timeline
+from app.log.records import Change, Setup
+from app.log.timeline import SAVE_EVERY, Timeline
+from app.sessions.live import LiveSession, LiveSessions, ServerFull, UnknownSession
 from support.clock import Clock
 
 Make = Callable[..., Database]
@@ -40,8 +40,8 @@ def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_db: Make) 
     c = sessions.create(NEURON)  # memory holds 2: a, the least recently used, leaves it
     assert len(sessions) == 2 and a.gone and sessions.live(a.id) is None
     again = sessions.get(a.id)  # read back from its log
-    assert again is not a and again.timeline.snapshot() == a.timeline.snapshot()
-    assert again.timeline.snapshot()["params"][0]["value"][0][0] == pytest.approx(1.175)
+    assert again is not a and again.timeline.view() == a.timeline.view()
+    assert again.timeline.view()["params"][0]["value"][0][0] == pytest.approx(1.175)
     clock.now = 200  # everyone idle past the timeout
     assert sessions.evict_idle() == 2 and len(sessions) == 0
     assert sessions.get(b.id).timeline.moments == 0 and sessions.get(c.id).id == c.id
@@ -76,7 +76,7 @@ def test_delete(make_db: Make) -> None:
 
 def params(timeline: Timeline) -> list[float]:
     """w and b of the neuron: a [[w]] weight and a [b] bias."""
-    w, b = (p["value"] for p in timeline.snapshot()["params"])
+    w, b = (p["value"] for p in timeline.view()["params"])
     return [w[0][0], b[0]]
 
 
@@ -122,8 +122,8 @@ def test_two_processes_take_a_session_in_turns(make_db: Make) -> None:
     assert params(latest.timeline) == params(alone)
     again = a.get(first.id)  # A's copy (from before B's step) is stale: a read replays it
     with again.lock:
-        assert a.act(again, lambda t: t.snapshot()) == latest.timeline.snapshot()
-    assert latest.timeline.snapshot() == alone.snapshot()
+        assert a.act(again, lambda t: t.view()) == latest.timeline.view()
+    assert latest.timeline.view() == alone.view()
     assert len(b.db.load(first.id).events) == 10
 
 
@@ -141,17 +141,17 @@ def test_the_forks_of_one_moment_share_one_replay_and_each_comes_to_life(make_db
     later = sessions.quick_fork(lecture.id)
     assert later is not None and later.moment == first.moment and later.id != first.id
     assert later.session is first.session  # one answer for the moment
-    assert first.session == lecture.timeline.snapshot()  # (no quiz hook here)
+    assert first.session == lecture.timeline.view()  # (no quiz hook here)
     for fork in (first, later):
         assert sessions.live(fork.id) is None  # replayed after the answer, not before it
         sessions.warm(fork.id)
         alive = sessions.live(fork.id)
-        assert alive is not None and alive.timeline.snapshot() == lecture.timeline.snapshot()
+        assert alive is not None and alive.timeline.view() == lecture.timeline.view()
     one, other = sessions.live(first.id), sessions.live(later.id)
     assert one is not None and other is not None
     one.timeline.next()  # the loss line: its graph came back with the replay
     sessions.save(one)
-    assert other.timeline.snapshot() == lecture.timeline.snapshot() != one.timeline.snapshot()
+    assert other.timeline.view() == lecture.timeline.view() != one.timeline.view()
     sessions.warm("no-such-session")  # gone meanwhile: no error
     sessions.close()  # the keyframes still pending are written before the database closes
 
@@ -171,7 +171,7 @@ def test_a_long_run_is_written_as_it_goes(make_db: Make, monkeypatch: pytest.Mon
         writes.append(len(change.events))
         real_append(log_id, change, owner)
 
-    def submit(session: Session) -> None:
+    def submit(session: LiveSession) -> None:
         submitted.append(len(writes))
         real_submit(session)
 
@@ -184,7 +184,7 @@ def test_a_long_run_is_written_as_it_goes(make_db: Make, monkeypatch: pytest.Mon
     sessions.keyframes.close()  # written, before the database goes with the test
     sessions.forget(a.id)
     again = sessions.get(a.id)
-    assert again is not a and again.timeline.snapshot() == a.timeline.snapshot()
+    assert again is not a and again.timeline.view() == a.timeline.view()
     assert again.timeline.moments == 650
 
 
@@ -200,11 +200,11 @@ def test_a_setup_created_before_starts_a_session_as_its_log_alone(make_db: Make)
     assert sessions.live(started) is None  # no Lab built yet
     sessions.warm(started)
     session = sessions.live(started)
-    assert session is not None and session.timeline.snapshot() == first.timeline.snapshot()
+    assert session is not None and session.timeline.view() == first.timeline.view()
     for s in (first, session):
         with s.lock:
             sessions.act(s, lambda timeline: timeline.run(2))
-    assert session.timeline.snapshot() == first.timeline.snapshot()
+    assert session.timeline.view() == first.timeline.view()
     assert sessions.start(Setup("moons", 0.3, 1, PLAIN_SGD)) is None  # another seed
 
 

@@ -8,7 +8,7 @@ exact when backward had wholly freed that loss (a **clean** keyframe: the Lab br
 stand-in that fails the same way); otherwise the keyframe serves only targets whose replay runs
 a loss line before any backward.
 
-Imports the engine and the records only (app/timeline.py holds a ``Keyframes``).
+Imports the engine and the records only (app/log/timeline.py holds a ``Keyframes``).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .engine import LabState
-from .engine.entries import ENTRIES
-from .engine.state import HISTORY_LIMIT
-from .records import Journal
+from app.engine import LabState
+from app.engine.entries import ENTRIES
+from app.engine.state import HISTORY_LIMIT
+from app.log.records import KeyframeSource
 
 KEYFRAMES_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the database
 Lines = Iterable[tuple[str, bool]]  # the line events replayed after a keyframe: (entry, ok)
@@ -63,7 +63,7 @@ class Keyframes(dict[int, Keyframe]):
                 return True  # the old loss is replaced before anything could use it
         return clean
 
-    def state(self, seq: int, journal: Journal | None) -> LabState:
+    def state(self, seq: int, journal: KeyframeSource | None) -> LabState:
         """The keyframe's state, from memory or else from the database."""
         state = self[seq].state
         if state is None:

@@ -1,9 +1,9 @@
 """How a lecture's changes reach its followers: the one interface the hub talks to.
 
 A ``Broadcast`` is what differs between one process holding every lecture (``Alone``, here) and
-several processes sharing one PostgreSQL database (``Relay``, ``app/relay.py``): where an event is
+several processes sharing one PostgreSQL database (``Relay``, ``relay.py``): where an event is
 written, where a lecture unknown to this process is looked up, where a follower that has nothing
-gets the whole Session from, and how the tally counts. The hub (``app/lectures.py``) never asks
+gets the whole Session from, and how the tally counts. The hub (``hub.py``) never asks
 which one it has.
 
 A broadcast acts on this process's lectures only through ``Lectures``: the callbacks the hub
@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .db import Database, StoredLecture
-from .quizzes import SelfStudy
+from app.db import Database, StoredLecture
+from app.lectures.quizzes import SelfStudy
 
 if TYPE_CHECKING:
-    from .lectures import Lecture
-    from .polls import Poll
+    from app.lectures.hub import Lecture
+    from app.lectures.polls import Poll
 
 # the whole Session as one event numbered like the newest, as the session in memory makes it
 Live = Callable[[], Awaitable[tuple[int, bytes]]]

@@ -8,9 +8,9 @@ have yet. Lectures, their newest events, questions and answers live in the datab
 resume (``Last-Event-ID``) across a restart.
 
 Where an event is written and where a lecture this process does not hold is found is the
-broadcast's business (``app/broadcast.py``): this process alone, or several processes sharing a
-PostgreSQL database (``app/relay.py``); the hub never asks which. Questions and the self-study
-question: ``app/quizzes.py``.
+broadcast's business (``broadcast.py``): this process alone, or several processes sharing a
+PostgreSQL database (``relay.py``); the hub never asks which. Questions and the self-study
+question: ``quizzes.py``.
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .broadcast import Alone, Broadcast, Lectures
-from .db import Database, StoredLecture
-from .engine.program import preset_of
-from .fanout import END, KEEPALIVE, frame, newer, on_loop, release
-from .polls import BUG_PROMPT, Poll, Predicting
-from .quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
-from .records import Change
-from .sessions import Session
-from .timeline import Timeline
+from app.db import Database, StoredLecture
+from app.engine.program import preset_of
+from app.lectures.broadcast import Alone, Broadcast, Lectures
+from app.lectures.fanout import END, KEEPALIVE, frame, newer, on_loop, release
+from app.lectures.polls import BUG_PROMPT, Poll, Predicting
+from app.lectures.quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
+from app.log.records import Change
+from app.log.timeline import Timeline
+from app.sessions.live import LiveSession
 
 # 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
 ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -53,7 +53,7 @@ class Lecture:
     expires: float
     quiz: Quiz | None = None
     ballot: Ballot = field(default_factory=Ballot)
-    poll: Poll | None = None  # the class predicts the next line (issue 18; app/polls.py)
+    poll: Poll | None = None  # the class predicts the next line (issue 18; app/lectures/polls.py)
     followers: int = 0  # connected to this process
     # on the event loop only: the newest events, the followers waiting for the next one, the
     # keep-alive timer and how many times it has fired
@@ -206,7 +206,7 @@ class LectureHub(Predicting):
 
     # -- events ----------------------------------------------------------------------
 
-    def changed(self, session: Session, change: Change) -> None:
+    def changed(self, session: LiveSession, change: Change) -> None:
         """The SessionStore's hook: a change was saved, under the session's lock. A line run
         while the class predicts it reveals the prediction in the same event."""
         lecture = self.by_session.get(session.id)
@@ -217,7 +217,7 @@ class LectureHub(Predicting):
 
     def view(self, lecture: Lecture, timeline: Timeline, since: int = 0) -> dict[str, Any]:
         """The Session as followers see it: no id, and during a question no program."""
-        data = timeline.snapshot(since)
+        data = timeline.view(since)
         if lecture.hidden:
             hide(data)
         data["quiz"] = lecture.quiz.public() if lecture.quiz else None

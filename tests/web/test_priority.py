@@ -8,10 +8,10 @@ import time
 
 from app.db import SqliteDatabase
 from app.engine.optimizers import PLAIN_SGD
-from app.journal import Journal
-from app.priority import Priority
-from app.records import Setup
-from app.timeline import Timeline
+from app.log.records import Setup
+from app.log.timeline import Timeline
+from app.sessions.journal import Journal
+from app.web.priority import Priority
 
 
 def timeline() -> Timeline:

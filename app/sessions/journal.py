@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from .db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
-from .engine import LabState
-from .keyframes import encode
-from .records import Change
+from app.db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
+from app.engine import LabState
+from app.log.keyframes import encode
+from app.log.records import Change
 
 
 class Journal:

@@ -14,16 +14,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import keyframes
 from app.db import Database, SqliteDatabase
 from app.engine import Lab, LineError
 from app.engine.amp import AmpSpec
 from app.engine.entries import ENTRIES
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT
-from app.journal import Journal
-from app.records import Setup
-from app.timeline import KEYFRAME_EVERY, RUN_SPACING, MomentOutOfRange, Timeline, TimelineError
+from app.log import keyframes
+from app.log.records import Setup
+from app.log.timeline import KEYFRAME_EVERY, RUN_SPACING, MomentOutOfRange, Timeline, TimelineError
+from app.sessions.journal import Journal
 from support.oracle import Plain
 
 OPTIMIZERS = [PLAIN_SGD, OptimizerSpec("sgd", momentum=0.9), OptimizerSpec("adam")]
@@ -32,7 +32,7 @@ LR = {"neuron": 0.05, "moons": 0.3, "parabola": 0.05}
 
 def answer(timeline: Timeline) -> bytes:
     """The Session as the API sends it, less ``moments`` (which grows as lines run)."""
-    data = {k: v for k, v in timeline.snapshot().items() if k != "moments"}
+    data = {k: v for k, v in timeline.view().items() if k != "moments"}
     return pydantic_core.to_json(data, inf_nan_mode="strings")
 
 
@@ -192,7 +192,7 @@ def test_rewind_rebuilds_the_real_graph() -> None:
     timeline.run(2)
     timeline.rewind(7)  # iteration 2: forward, loss
     assert timeline.lab.next_line == "zero_grad"
-    graph = timeline.snapshot()["graph"]
+    graph = timeline.view()["graph"]
     assert graph["status"] == "built" and graph["nodes"][0]["label"] == "MseLossBackward0"
     timeline.next()
     timeline.next()
@@ -240,7 +240,7 @@ def test_reset_is_a_new_start() -> None:
     assert timeline.drain().rebased == timeline.setup
     timeline.run(1)
     timeline.rewind(0)
-    assert timeline.snapshot()["params"][0]["value"] == [[0.0]] and timeline.lab.lr == 0.1
+    assert timeline.view()["params"][0]["value"] == [[0.0]] and timeline.lab.lr == 0.1
 
 
 def test_a_timeline_keeps_the_newest_moments(make_db: Callable[..., Database]) -> None:
@@ -286,7 +286,7 @@ def test_keyframes_round_trip_exactly() -> None:
     fresh.restore(back, whole=True)
     lab.run(2)
     fresh.run(2)
-    assert fresh.snapshot()["params"] == lab.snapshot()["params"]
+    assert fresh.view()["params"] == lab.view()["params"]
 
 
 def test_a_graph_built_before_a_restart_backpropagates_after_it(
@@ -362,7 +362,7 @@ def test_the_scaler_round_trips_exactly_and_through_the_setups_json() -> None:
 def answer_of(lab: Lab) -> bytes:
     """The Lab's answer less its graph (a restore has none until the next forward) and
     its history (the timeline keeps the loss points)."""
-    data = {k: v for k, v in lab.snapshot().items() if k not in ("graph", "history")}
+    data = {k: v for k, v in lab.view().items() if k not in ("graph", "history")}
     return pydantic_core.to_json(data, inf_nan_mode="strings")
 
 
@@ -376,8 +376,8 @@ def test_a_tensor_running_loss_reads_the_same_after_a_keyframe_from_the_store() 
     timeline.line("log_tensor")
     store.append("s", timeline.drain())
     again = Timeline.restored(store.load("s"), Journal(store, "s"))  # from the store's
-    held = again.snapshot()["running_loss"]
-    assert held == timeline.snapshot()["running_loss"]
+    held = again.view()["running_loss"]
+    assert held == timeline.view()["running_loss"]
     assert held["saved_bytes"] == 32  # 4 saved tensors of 2 float32 numbers
     assert answer(again) == answer(timeline)
 
@@ -399,7 +399,7 @@ def test_running_loss_after_a_rewind_adds_the_real_loss_not_a_stand_in() -> None
     timeline.rewind(0)
     timeline.rewind(14)
     assert answer(timeline) == first
-    assert timeline.snapshot()["running_loss"]["nodes"] == 7  # the real loss's graph
+    assert timeline.view()["running_loss"]["nodes"] == 7  # the real loss's graph
 
 
 def test_a_rewind_forward_onto_running_loss_adds_the_real_loss_not_a_stand_in() -> None:
@@ -413,7 +413,7 @@ def test_a_rewind_forward_onto_running_loss_adds_the_real_loss_not_a_stand_in() 
     timeline.next()
     timeline.line("log_tensor")  # the loss of iteration 1, spent by its backward
     first = answer(timeline)
-    assert timeline.snapshot()["running_loss"]["nodes"] == 6
+    assert timeline.view()["running_loss"]["nodes"] == 6
     timeline.rewind(7)
     timeline.rewind(8)
     assert answer(timeline) == first
@@ -428,7 +428,7 @@ def test_a_graph_of_the_model_before_a_resume_keeps_its_names() -> None:
     timeline.set_program(["checkpoint", "resume"])
     timeline.run(2)  # two resumes: two new models
     first = answer(timeline)
-    labels = [node["label"] for node in timeline.snapshot()["graph"]["nodes"]]
+    labels = [node["label"] for node in timeline.view()["graph"]["nodes"]]
     assert labels == [
         "AddmmBackward0",
         "AccumulateGrad: bias",
@@ -454,7 +454,7 @@ def test_a_tensor_running_loss_is_never_a_keyframe() -> None:
     for n in (3, 12, 7):
         timeline.rewind(n)
         assert answer(timeline) == answers[n - 1]
-    assert timeline.snapshot()["running_loss"]["graphs"] == 1
+    assert timeline.view()["running_loss"]["graphs"] == 1
 
 
 def test_a_program_given_at_creation_survives_a_rewind_to_the_start() -> None:

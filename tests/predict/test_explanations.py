@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from app.engine import LineError
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec
-from app.explanations import explain
-from app.predictions import NotOffered
-from app.records import Setup
-from app.timeline import Timeline, TimelineError
-from tests.test_timeline import setup
+from app.log.records import Setup
+from app.log.timeline import Timeline, TimelineError
+from app.predict.explanations import explain
+from app.predict.predictions import NotOffered
+from tests.log.test_timeline import setup
 
 
 def timeline(program: tuple[str, ...], lines: int, **options: Any) -> Timeline:

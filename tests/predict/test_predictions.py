@@ -13,16 +13,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app import predictions
 from app.engine import Lab, LineError
 from app.engine.entries import ENTRIES
 from app.engine.optimizers import OptimizerSpec
 from app.engine.program import PRESETS
 from app.engine.questions import Question, verdict
 from app.engine.scenarios import with_rng
-from app.records import Setup
-from app.timeline import Timeline
-from tests.test_timeline import EXTRAS, MOONS_EXTRAS, NEURON_EXTRAS, OPTIMIZERS, answer, setup
+from app.log.records import Setup
+from app.log.timeline import Timeline
+from app.predict import predictions
+from tests.log.test_timeline import EXTRAS, MOONS_EXTRAS, NEURON_EXTRAS, OPTIMIZERS, answer, setup
 
 SID = "a-session"
 

@@ -18,16 +18,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .db import Database
-from .engine.questions import Choice, Question
-from .predictions import chosen, question
-from .quizzes import Ballot, LectureConflict
-from .records import Change
-from .timeline import Timeline
+from app.db import Database
+from app.engine.questions import Choice, Question
+from app.lectures.quizzes import Ballot, LectureConflict
+from app.log.records import Change
+from app.log.timeline import Timeline
+from app.predict.predictions import chosen, question
 
 if TYPE_CHECKING:
-    from .broadcast import Broadcast
-    from .lectures import Lecture
+    from app.lectures.broadcast import Broadcast
+    from app.lectures.hub import Lecture
 
 BUG_PROMPT = "Which bug is this?"
 REPORT_COLUMNS = [

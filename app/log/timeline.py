@@ -5,10 +5,10 @@ program change) as an Event. PyTorch on the CPU is deterministic, so replaying t
 start gives the same numbers bit for bit, and rebuilds the real autograd graph too.
 
 A **moment** is the state right after a line that ran; moment 0 is the start (creation or the
-last reset). Replays start from the newest keyframe that serves the moment (app/replays.py)
+last reset). Replays start from the newest keyframe that serves the moment (app/log/replays.py)
 instead of the start.
 
-Imports the engine only; the database is reached through the narrow ``Journal`` protocol.
+Imports the engine only; the database is reached through the narrow ``KeyframeSource`` protocol.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from .engine import Lab, LabState, LineError
-from .engine.entries import ENTRIES
-from .records import AT_END, Change, Event, Journal, Saved, Setup
-from .replays import Keyframe, Keyframes, LossPoints
+from app.engine import Lab, LabState, LineError
+from app.engine.entries import ENTRIES
+from app.log.records import AT_END, Change, Event, KeyframeSource, Saved, Setup
+from app.log.replays import Keyframe, Keyframes, LossPoints
 
 KEEP_MOMENTS = 10_000  # moments a timeline keeps; older ones can no longer be reached
 KEYFRAME_EVERY = 10  # events between keyframes: a rewind replays 5 lines on average
@@ -43,7 +43,7 @@ class Timeline:
     def __init__(
         self,
         setup: Setup,
-        journal: Journal | None = None,
+        journal: KeyframeSource | None = None,
         *,
         keep: int = KEEP_MOMENTS,
         every: int = KEYFRAME_EVERY,
@@ -58,7 +58,7 @@ class Timeline:
         self.change = Change()
 
     @classmethod
-    def restored(cls, saved: Saved, journal: Journal) -> Timeline:
+    def restored(cls, saved: Saved, journal: KeyframeSource) -> Timeline:
         """A timeline read back from the database, standing where it stood (its head)."""
         timeline = cls(saved.setup, journal)
         timeline.events = list(saved.events)
@@ -90,7 +90,7 @@ class Timeline:
         self._stale = False  # True while the Lab is not at the head
         self._restored = -1  # the keyframe the Lab was last restored from (see _line)
         self._saved_at_end = True  # the database's head is "the newest event"
-        self.save: Callable[[], None] = lambda: None  # its owner's write (app/sessions.py)
+        self.save: Callable[[], None] = lambda: None  # its owner's write (app/sessions/live.py)
 
     # -- the actions -----------------------------------------------------------------
 
@@ -220,8 +220,8 @@ class Timeline:
             raise TimelineError("older moments are no longer kept, so the log is incomplete")
         return self.setup, self.events[: self.head + 1 - self.first]
 
-    def snapshot(self, since: int = 0) -> dict[str, Any]:
-        return {**self.lab.snapshot(since), "moment": self.moment, "moments": self.moments}
+    def view(self, since: int = 0) -> dict[str, Any]:
+        return {**self.lab.view(since), "moment": self.moment, "moments": self.moments}
 
     def scratch(self, upto: int | None = None) -> tuple[Lab, list[tuple[int, Event]]]:
         """A Lab of its own, restored from the newest keyframe that reaches the head exactly

@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from .engine import Lab, LabState, LineError
-from .engine.amp import AmpSpec
-from .engine.optimizers import OptimizerSpec, SchedulerSpec
+from app.engine import Lab, LabState, LineError
+from app.engine.amp import AmpSpec
+from app.engine.optimizers import OptimizerSpec, SchedulerSpec
 
 
 @dataclass(frozen=True)
@@ -206,7 +206,7 @@ class Change:
     rebased: Setup | None = None  # reset: a new start; every event and keyframe is gone
     truncate: int | None = None  # events from this sequence number on are gone
     events: list[tuple[int, Event]] = field(default_factory=list)
-    # (seq, clean, state): the state captured, or already encoded (``app/keyframes.py``)
+    # (seq, clean, state): the state captured, or already encoded (``app/log/keyframes.py``)
     keyframes: list[tuple[int, bool, LabState | bytes]] = field(default_factory=list)
     forget_before: int | None = None  # events and keyframes before this one are gone
     # where the log stands when that is not its newest event (after a rewind), or AT_END when
@@ -224,8 +224,9 @@ class Change:
 AT_END = -2
 
 
-class Journal(Protocol):
-    """The database, as one timeline sees it."""
+class KeyframeSource(Protocol):
+    """Where a timeline reads its older keyframes back from (the database, as one timeline sees
+    it: ``app/sessions/journal.py``)."""
 
     def keyframe(self, seq: int) -> LabState: ...
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .engine.program import PRESETS, Preset
+from app.engine.program import PRESETS, Preset
 
 HIDDEN = ("program", "code", "preset", "toggles")  # what a question hides from followers
 MAX_VOTERS = 1000  # answers one question takes (one per voter): a flood of new voters stops here
