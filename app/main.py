@@ -19,7 +19,8 @@ from app.db import Database, DatabaseUnavailable, open_database
 from app.engine import Lab, LineError
 from app.engine import scenarios as catalogue
 from app.lectures.broadcast import Alone
-from app.lectures.hub import LectureHub, NoLecture
+from app.lectures.hub import LectureHub
+from app.lectures.lecture import NoLecture
 from app.lectures.quizzes import LectureConflict, TooManyAnswers
 from app.lectures.relay import Relay
 from app.log.timeline import MomentOutOfRange, TimelineError

@@ -21,7 +21,7 @@ from app.db import Database, StoredLecture
 from app.lectures.quizzes import SelfStudy
 
 if TYPE_CHECKING:
-    from app.lectures.hub import Lecture
+    from app.lectures.lecture import Lecture
     from app.lectures.polls import Poll
 
 # the whole Session as one event numbered like the newest, as the session in memory makes it

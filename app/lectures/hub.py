@@ -16,84 +16,21 @@ question: ``quizzes.py``.
 from __future__ import annotations
 
 import asyncio
-import secrets
 import threading
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from app.db import Database, StoredLecture
 from app.engine.program import preset_of
 from app.lectures.broadcast import Alone, Broadcast, Lectures
 from app.lectures.fanout import END, KEEPALIVE, frame, newer, on_loop, release
+from app.lectures.lecture import RECENT, Lecture, NoLecture, new_code, normal
 from app.lectures.polls import BUG_PROMPT, Poll, Predicting
-from app.lectures.quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
+from app.lectures.quizzes import LectureConflict, Quiz, SelfStudy, hide
 from app.log.records import Change
 from app.log.timeline import Timeline
 from app.sessions.live import LiveSession
-
-# 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
-ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
-CODE_LENGTH = 7
-RECENT = 100  # events a lecture keeps in memory for followers that reconnect
-
-
-class NoLecture(KeyError):
-    """No such join code, or the lecture ended (a 404)."""
-
-
-@dataclass
-class Lecture:
-    code: str
-    session_id: str
-    seq: int  # the newest event's number (changed under the session's lock)
-    losses: int  # the session's loss count in that event
-    expires: float
-    quiz: Quiz | None = None
-    ballot: Ballot = field(default_factory=Ballot)
-    poll: Poll | None = None  # the class predicts the next line (issue 18; app/lectures/polls.py)
-    followers: int = 0  # connected to this process
-    # on the event loop only: the newest events, the followers waiting for the next one, the
-    # keep-alive timer and how many times it has fired
-    recent: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=RECENT))
-    delivered: int = 0
-    waiters: list[asyncio.Future[None]] = field(default_factory=list)
-    ticker: asyncio.TimerHandle | None = None
-    beats: int = 0
-    ended: bool = False
-    full: tuple[int, bytes] | None = None  # several processes: the newest whole view, as sent
-
-    @property
-    def hidden(self) -> bool:
-        return self.quiz is not None and not self.quiz.revealed
-
-    def tally(self, counts: dict[str, int] | None = None, followers: int = 0) -> dict[str, Any]:
-        """The question's tally: ``counts`` from the database when answers come to several
-        processes, else this process's ballot; ``followers`` on other processes added."""
-        choices = self.quiz.choices if self.quiz else []
-        if counts is None:
-            counts = self.ballot.counts(choices)
-        counts = {c: counts.get(c, 0) for c in choices}
-        quiz = self.quiz.public() if self.quiz else None
-        return {
-            "choices": counts,
-            "answers": sum(counts.values()) if choices else 0,
-            "followers": self.followers + followers,
-            "revealed": bool(quiz and quiz["revealed"]),
-            "answer": quiz and quiz["answer"],
-            "explanation": quiz and quiz["explanation"],
-        }
-
-
-def new_code() -> str:
-    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def normal(code: str) -> str:
-    """A typed code as stored: upper case, no spaces or dashes."""
-    return code.strip().upper().replace("-", "").replace(" ", "")
 
 
 class LectureHub(Predicting):

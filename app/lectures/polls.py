@@ -27,7 +27,7 @@ from app.predict.predictions import chosen, question
 
 if TYPE_CHECKING:
     from app.lectures.broadcast import Broadcast
-    from app.lectures.hub import Lecture
+    from app.lectures.lecture import Lecture
 
 BUG_PROMPT = "Which bug is this?"
 REPORT_COLUMNS = [

@@ -31,7 +31,7 @@ from app.lectures.polls import refreshed
 from app.lectures.quizzes import Quiz
 
 if TYPE_CHECKING:
-    from app.lectures.hub import Lecture
+    from app.lectures.lecture import Lecture
     from app.lectures.polls import Poll
 
 CHANNEL = "loop_stepper_lectures"

@@ -15,7 +15,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
 
 from app.lectures.broadcast import Live
-from app.lectures.hub import Lecture, LectureHub, NoLecture
+from app.lectures.hub import LectureHub
+from app.lectures.lecture import Lecture, NoLecture
 from app.lectures.quizzes import LectureConflict
 from app.log.timeline import Timeline
 from app.sessions.live import LiveSessions
