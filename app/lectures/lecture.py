@@ -1,9 +1,9 @@
 """A lecture as this process holds it, and its join code.
 
-The record (``Lecture``) is its newest event's number, its quiz and poll, and on the event loop
-the newest events and the followers waiting for the next one; what is done with it is the hub's
-(``hub.py``). A join code only lets people watch: the session id stays the only key that drives a
-session.
+The record (``Lecture``) is its newest event's number, its quiz (with this process's votes) and
+its poll, and on the event loop the newest events and the followers waiting for the next one;
+what is done with it is the hub's (``hub.py``). A join code only lets people watch: the session
+id stays the only key that drives a session.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.lectures.polls import Poll
+from app.lectures.poll import Poll
 from app.lectures.quizzes import Ballot, Quiz
 
 # 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
@@ -36,7 +36,7 @@ class Lecture:
     expires: float
     quiz: Quiz | None = None
     ballot: Ballot = field(default_factory=Ballot)
-    poll: Poll | None = None  # the class predicts the next line (issue 18; app/lectures/polls.py)
+    poll: Poll | None = None  # the class predicts the next line (issue 18; app/lectures/poll.py)
     followers: int = 0  # connected to this process
     # on the event loop only: the newest events, the followers waiting for the next one, the
     # keep-alive timer and how many times it has fired
@@ -50,10 +50,16 @@ class Lecture:
 
     @property
     def hidden(self) -> bool:
+        """A quiz is open: followers see no program until its reveal."""
         return self.quiz is not None and not self.quiz.revealed
 
+    @property
+    def polling(self) -> bool:
+        """The class is predicting the next line: its poll is open."""
+        return self.poll is not None and self.poll.open
+
     def tally(self, counts: dict[str, int] | None = None, followers: int = 0) -> dict[str, Any]:
-        """The question's tally: ``counts`` from the database when answers come to several
+        """The quiz's tally: ``counts`` from the database when votes come to several
         processes, else this process's ballot; ``followers`` on other processes added."""
         choices = self.quiz.choices if self.quiz else []
         if counts is None:
