@@ -19,8 +19,9 @@ from app.db import Database, DatabaseUnavailable, open_database
 from app.engine import Lab, LineError
 from app.engine import scenarios as catalogue
 from app.lectures.broadcast import Alone
-from app.lectures.hub import LectureHub, NoLecture
-from app.lectures.quizzes import LectureConflict, TooManyAnswers
+from app.lectures.hub import LectureHub
+from app.lectures.lecture import NoLecture
+from app.lectures.quizzes import LectureConflict, TooManyVotes
 from app.lectures.relay import Relay
 from app.log.timeline import MomentOutOfRange, TimelineError
 from app.predict.predictions import NotOffered
@@ -162,8 +163,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     def lecture_conflict(request: Request, exc: LectureConflict) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=409)
 
-    @app.exception_handler(TooManyAnswers)
-    def too_many_answers(request: Request, exc: TooManyAnswers) -> JSONResponse:
+    @app.exception_handler(TooManyVotes)
+    def too_many_votes(request: Request, exc: TooManyVotes) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=429)
 
     @app.exception_handler(ServerFull)

@@ -1,5 +1,5 @@
-"""The lecture tables (issue 11): running lectures, their newest events, questions, answers,
-and the self-study questions of sessions. The same SQL on both dialects (``LectureTables`` is
+"""The lecture tables (issue 11): running lectures, their newest events, quizzes and their
+votes, and the self-study quizzes of sessions. The same SQL on both dialects (``LectureTables`` is
 mixed into both databases, over their ``_tx``/``_read``)."""
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ class StoredLecture:
     losses: int  # the session's loss count in that event (the next one's history starts there)
     expires: float
     quiz: dict[str, Any] | None
-    answers: dict[str, str]  # voter -> choice
-    poll: dict[str, Any] | None = None  # the newest question put to the class (issue 18)
+    votes: dict[str, str]  # in its quiz: voter -> choice
+    poll: dict[str, Any] | None = None  # the newest poll or quiz put to the class (issue 18)
 
 
 class LectureTables(PollTables):
@@ -39,15 +39,15 @@ class LectureTables(PollTables):
     def _read(self) -> AbstractContextManager[Cursor]: ...
 
     def lectures(self, now: float) -> list[StoredLecture]:
-        """Every lecture not yet expired, with its question and answers."""
+        """Every lecture not yet expired, with its quiz and votes."""
         with self._read() as db:
             rows = db.execute(
                 "SELECT code, session, seq, losses, expires, quiz FROM lectures WHERE expires > ?",
                 (now,),
             ).fetchall()
-            answers = db.execute("SELECT code, voter, choice FROM lecture_answers").fetchall()
+            cast = db.execute("SELECT code, voter, choice FROM lecture_answers").fetchall()
         votes: dict[str, dict[str, str]] = {}
-        for code, voter, choice in answers:
+        for code, voter, choice in cast:
             votes.setdefault(code, {})[voter] = choice
         return [
             StoredLecture(
@@ -70,7 +70,7 @@ class LectureTables(PollTables):
         with self._tx() as db:
             for table in ("lectures", "lecture_events", "lecture_answers"):
                 db.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
-            # its questions stay (the report outlives the lecture), closed
+            # its polls and quizzes stay (the report outlives the lecture), closed
             db.execute("UPDATE lecture_questions SET open = 0 WHERE code = ?", (code,))
 
     def lecture_event(self, code: str, seq: int, losses: int, body: str) -> None:
@@ -101,7 +101,7 @@ class LectureTables(PollTables):
         return [(int(seq), body) for seq, body in rows]
 
     def lecture_quiz(self, code: str, quiz: dict[str, Any] | None) -> None:
-        """A new question (its answers start over), its reveal, or none."""
+        """A new quiz (its votes start over), its reveal, or none."""
         with self._tx() as db:
             db.execute(
                 "UPDATE lectures SET quiz = ? WHERE code = ?",
@@ -110,7 +110,7 @@ class LectureTables(PollTables):
             if quiz is None or not quiz.get("revealed"):
                 db.execute("DELETE FROM lecture_answers WHERE code = ?", (code,))
 
-    def lecture_answer(self, code: str, voter: str, choice: str) -> None:
+    def lecture_vote(self, code: str, voter: str, choice: str) -> None:
         with self._tx() as db:
             db.execute(
                 "INSERT INTO lecture_answers VALUES (?, ?, ?) "
@@ -127,7 +127,7 @@ class LectureTables(PollTables):
             )
 
     def self_quizzes(self) -> dict[str, tuple[str, bool]]:
-        """The self-study questions of sessions still in the database."""
+        """The self-study quizzes of sessions still in the database."""
         with self._read() as db:
             rows = db.execute(
                 "SELECT session, preset, revealed FROM self_quizzes "

@@ -1,12 +1,13 @@
-"""The questions put to a lecture's class (issue 18) and their votes: the prediction about the
-instructor's next line (round 1, and round 2 after the class discussed) and the "which bug"
-quiz (kind ``bug``, its answers copied here when it closes). The report is read from these.
-The same SQL on both dialects (mixed into ``LectureTables``).
+"""What is put to a lecture's class (issue 18) and its votes: the poll about the instructor's
+next line (round 1, and round 2 after the class discussed) and the "which bug" quiz (kind
+``bug``, its votes copied here when it closes). The report is read from these. The same SQL on
+both dialects (mixed into ``LectureTables``); the tables keep their first names
+(``lecture_questions``, ``lecture_votes``).
 
-A question is numbered within its lecture (``n``); it keeps the session it was asked on, so
+A poll or quiz is numbered within its lecture (``n``); it keeps the session it was asked on, so
 its report outlives the lecture (a new lecture on the session starts a new report). A vote is
-taken only while its question is open in that round, checked by the INSERT itself: a process
-that has not heard of the reveal yet cannot count a late vote.
+taken only while its poll is open in that round, checked by the INSERT itself: a process that
+has not heard of the reveal yet cannot count a late vote.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class PollTables:
         kind: str,
         body: dict[str, Any],
     ) -> int:
-        """A new question (any still open closes); its number in the lecture."""
+        """A new poll or quiz (any still open closes); its number in the lecture."""
         with self._tx() as db:
             db.execute("UPDATE lecture_questions SET open = 0 WHERE code = ? AND open = 1", (code,))
             row = db.execute(
@@ -78,7 +79,7 @@ class PollTables:
         return n
 
     def poll_update(self, code: str, n: int, rnd: int, is_open: bool, body: dict[str, Any]) -> None:
-        """A new round, the reveal, or a question withdrawn."""
+        """A new round, the reveal, or a poll withdrawn."""
         with self._tx() as db:
             db.execute(
                 "UPDATE lecture_questions SET round = ?, open = ?, body = ? "
@@ -99,7 +100,7 @@ class PollTables:
         return taken > 0
 
     def poll_counts(self, code: str, n: int) -> list[dict[str, int]]:
-        """Every process's votes on question ``n``: per round, how many gave each answer."""
+        """Every process's votes in poll ``n``: per round, how many cast each vote."""
         with self._read() as db:
             rows = db.execute(
                 "SELECT round, choice, count(*) FROM lecture_votes WHERE code = ? AND n = ? "
@@ -109,7 +110,7 @@ class PollTables:
         return _rounds(rows)
 
     def poll_votes(self, code: str, n: int) -> list[dict[str, str]]:
-        """Question ``n``'s votes, per round: voter -> answer (a restart's ballots)."""
+        """Poll ``n``'s votes, per round: voter -> vote (a restart's ballots)."""
         with self._read() as db:
             rows = db.execute(
                 "SELECT round, voter, choice FROM lecture_votes WHERE code = ? AND n = ?",
@@ -123,7 +124,7 @@ class PollTables:
         return votes
 
     def poll_of(self, code: str) -> dict[str, Any] | None:
-        """The lecture's newest question (None: none asked yet)."""
+        """The lecture's newest poll or quiz (None: none asked yet)."""
         with self._read() as db:
             row = db.execute(
                 f"SELECT {COLUMNS} FROM lecture_questions WHERE code = ? ORDER BY n DESC LIMIT 1",
@@ -131,9 +132,9 @@ class PollTables:
             ).fetchone()
         return _poll(row)
 
-    def poll_bug_closed(self, code: str, answer: str | None) -> None:
-        """The open "which bug" question closes: its answers (every process's) are kept with
-        it, and the true preset when it was revealed (None: replaced before its reveal)."""
+    def quiz_closed(self, code: str, truth: str | None) -> None:
+        """The open "which bug" quiz closes: its votes (every process's) are kept with it, and
+        its truth, the true preset, when it was revealed (None: replaced before its reveal)."""
         with self._tx() as db:
             row = db.execute(
                 "SELECT n, body FROM lecture_questions WHERE code = ? AND kind = 'bug' "
@@ -151,12 +152,12 @@ class PollTables:
             )
             db.execute(
                 "UPDATE lecture_questions SET open = 0, body = ? WHERE code = ? AND n = ?",
-                (dumps({**body, "answer": answer}), code, n),
+                (dumps({**body, "answer": truth}), code, n),
             )
 
     def poll_report(self, session_id: str) -> list[dict[str, Any]]:
-        """Every question asked in the session's (newest) lecture, in order, with each
-        round's counts by answer."""
+        """Every poll and quiz asked in the session's (newest) lecture, in order, with each
+        round's counts by vote."""
         with self._read() as db:
             rows = db.execute(
                 f"SELECT code, {COLUMNS} FROM lecture_questions WHERE session = ? ORDER BY code, n",

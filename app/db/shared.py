@@ -52,8 +52,8 @@ def _lecture(row: tuple[str, str, int, int, float, str | None] | None) -> Stored
     if row is None:
         return None
     code, session, seq, losses, expires, quiz = row
-    question = None if quiz is None else json.loads(quiz)
-    return StoredLecture(code, session, int(seq), int(losses), expires, question, {})
+    stored_quiz = None if quiz is None else json.loads(quiz)
+    return StoredLecture(code, session, int(seq), int(losses), expires, stored_quiz, {})
 
 
 class SharedLectures(LectureTables):
@@ -63,7 +63,7 @@ class SharedLectures(LectureTables):
             db.execute("DELETE FROM lecture_views WHERE code = ?", (code,))
 
     def lecture(self, code: str) -> StoredLecture | None:
-        """A running lecture by its code (without its answers: ``lecture_counts``)."""
+        """A running lecture by its code (without its votes: ``lecture_counts``)."""
         with self._read() as db:
             row = db.execute(f"SELECT {COLUMNS} FROM lectures WHERE code = ?", (code,)).fetchone()
         return self._with_poll(_lecture(row))
@@ -112,7 +112,7 @@ class SharedLectures(LectureTables):
         return None if row is None else (int(row[0]), row[1])
 
     def lecture_counts(self, code: str) -> dict[str, int]:
-        """Every process's answers to the lecture's question, by choice."""
+        """Every process's votes in the lecture's quiz, by choice."""
         with self._read() as db:
             rows = db.execute(
                 "SELECT choice, count(*) FROM lecture_answers WHERE code = ? GROUP BY choice",

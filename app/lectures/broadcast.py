@@ -21,8 +21,8 @@ from app.db import Database, StoredLecture
 from app.lectures.quizzes import SelfStudy
 
 if TYPE_CHECKING:
-    from app.lectures.hub import Lecture
-    from app.lectures.polls import Poll
+    from app.lectures.lecture import Lecture
+    from app.lectures.poll import Poll
 
 # the whole Session as one event numbered like the newest, as the session in memory makes it
 Live = Callable[[], Awaitable[tuple[int, bytes]]]
@@ -36,7 +36,7 @@ class Lectures:
     known: Callable[[StoredLecture], Lecture]  # a stored lecture, kept here from now on
     deliver: Callable[[Lecture, int, bytes], None]  # an event to this process's followers
     drop: Callable[[Lecture], None]  # an ended lecture: its followers get `end`
-    study: SelfStudy  # the self-study questions by session
+    study: SelfStudy  # the self-study quizzes by session
     clock: Callable[[], float]
 
 
@@ -69,10 +69,10 @@ class Broadcast(Protocol):
         """The number of followers connected here changed."""
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
-        """The question's tally (may read the database: call it off the event loop)."""
+        """The quiz's tally (may read the database: call it off the event loop)."""
 
     def poll_counts(self, lecture: Lecture, poll: Poll) -> tuple[list[dict[str, int]], int]:
-        """The votes on the class's prediction, per round by answer, and the followers
+        """The votes on the class's poll, per round by vote, and the followers
         connected to other processes (may read the database: off the event loop)."""
 
     async def exists(self, lecture: Lecture, touch: Callable[[], Awaitable[object]]) -> bool:
@@ -91,7 +91,8 @@ class Alone:
     followers connected here, the whole Session comes from the session in memory."""
 
     def __init__(self, lectures: Lectures, db: Database) -> None:
-        self.lectures, self.db = lectures, db
+        self.lectures = lectures
+        self.db = db
         self.tasks: list[asyncio.Task[None]] = []
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:

@@ -1,102 +1,42 @@
-"""Lectures: a session others follow live under a short join code, and its questions.
+"""Lectures: a session others follow live under a short join code, its quizzes and polls.
 
 The session id stays the only key that drives a session; the join code only lets people watch.
-Every change to a lectured session (a line, a rewind, a PATCH, a reset, a question) becomes one
-numbered event, made once under the session's lock and fanned out to every follower on the
+Every change to a lectured session (a line, a rewind, a PATCH, a reset, a quiz or a poll) becomes
+one numbered event, made once under the session's lock and fanned out to every follower on the
 event loop. Events carry the Session as followers see it, with only the loss points they do not
-have yet. Lectures, their newest events, questions and answers live in the database, so followers
-resume (``Last-Event-ID``) across a restart.
+have yet. Lectures, their newest events, quizzes, polls and votes live in the database, so
+followers resume (``Last-Event-ID``) across a restart. The record and its join code are
+``lecture.py``.
 
 Where an event is written and where a lecture this process does not hold is found is the
 broadcast's business (``broadcast.py``): this process alone, or several processes sharing a
-PostgreSQL database (``relay.py``); the hub never asks which. Questions and the self-study
-question: ``quizzes.py``.
+PostgreSQL database (``relay.py``); the hub never asks which. The quiz and the self-study quiz:
+``quizzes.py``; the class's polls, held as ``hub.polls``: ``polls.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import secrets
 import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from app.db import Database, StoredLecture
 from app.engine.program import preset_of
 from app.lectures.broadcast import Alone, Broadcast, Lectures
 from app.lectures.fanout import END, KEEPALIVE, frame, newer, on_loop, release
-from app.lectures.polls import BUG_PROMPT, Poll, Predicting
-from app.lectures.quizzes import Ballot, LectureConflict, Quiz, SelfStudy, hide
+from app.lectures.lecture import RECENT, Lecture, NoLecture, new_code, normal
+from app.lectures.poll import Poll
+from app.lectures.polls import Polls, not_polling
+from app.lectures.quizzes import BUG_PROMPT, Ballot, LectureConflict, Quiz, SelfStudy, hide
 from app.log.records import Change
 from app.log.timeline import Timeline
 from app.sessions.live import LiveSession
 
-# 32 symbols without 0/O/1/I: a code read off a projector is typed right; 7 of them are 35 bits
-ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
-CODE_LENGTH = 7
-RECENT = 100  # events a lecture keeps in memory for followers that reconnect
 
-
-class NoLecture(KeyError):
-    """No such join code, or the lecture ended (a 404)."""
-
-
-@dataclass
-class Lecture:
-    code: str
-    session_id: str
-    seq: int  # the newest event's number (changed under the session's lock)
-    losses: int  # the session's loss count in that event
-    expires: float
-    quiz: Quiz | None = None
-    ballot: Ballot = field(default_factory=Ballot)
-    poll: Poll | None = None  # the class predicts the next line (issue 18; app/lectures/polls.py)
-    followers: int = 0  # connected to this process
-    # on the event loop only: the newest events, the followers waiting for the next one, the
-    # keep-alive timer and how many times it has fired
-    recent: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=RECENT))
-    delivered: int = 0
-    waiters: list[asyncio.Future[None]] = field(default_factory=list)
-    ticker: asyncio.TimerHandle | None = None
-    beats: int = 0
-    ended: bool = False
-    full: tuple[int, bytes] | None = None  # several processes: the newest whole view, as sent
-
-    @property
-    def hidden(self) -> bool:
-        return self.quiz is not None and not self.quiz.revealed
-
-    def tally(self, counts: dict[str, int] | None = None, followers: int = 0) -> dict[str, Any]:
-        """The question's tally: ``counts`` from the database when answers come to several
-        processes, else this process's ballot; ``followers`` on other processes added."""
-        choices = self.quiz.choices if self.quiz else []
-        if counts is None:
-            counts = self.ballot.counts(choices)
-        counts = {c: counts.get(c, 0) for c in choices}
-        quiz = self.quiz.public() if self.quiz else None
-        return {
-            "choices": counts,
-            "answers": sum(counts.values()) if choices else 0,
-            "followers": self.followers + followers,
-            "revealed": bool(quiz and quiz["revealed"]),
-            "answer": quiz and quiz["answer"],
-            "explanation": quiz and quiz["explanation"],
-        }
-
-
-def new_code() -> str:
-    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
-
-
-def normal(code: str) -> str:
-    """A typed code as stored: upper case, no spaces or dashes."""
-    return code.strip().upper().replace("-", "").replace(" ", "")
-
-
-class LectureHub(Predicting):
+class LectureHub:
     """Every running lecture, by code and by session; the fan-out to followers."""
 
     def __init__(
@@ -108,7 +48,10 @@ class LectureHub(Predicting):
         clock: Callable[[], float] = time.time,
         broadcast: Callable[[Lectures, Database], Broadcast] = Alone,
     ) -> None:
-        self.db, self.life, self.keepalive, self.clock = db, hours * 3600, keepalive, clock
+        self.db = db
+        self.life = hours * 3600
+        self.keepalive = keepalive
+        self.clock = clock
         self.by_code: dict[str, Lecture] = {}
         self.by_session: dict[str, Lecture] = {}
         self.study = SelfStudy(db)
@@ -116,6 +59,7 @@ class LectureHub(Predicting):
         self.loop: asyncio.AbstractEventLoop | None = None
         side = Lectures(self.by_code, self._known, self.deliver, self.drop, self.study, clock)
         self.broadcast = broadcast(side, db)
+        self.polls = Polls(db, self.broadcast, self.publish)
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         """Events go out on ``loop``; the broadcast starts (the running lectures)."""
@@ -128,16 +72,23 @@ class LectureHub(Predicting):
         return self._add(self._lecture(stored))
 
     def _lecture(self, stored: StoredLecture) -> Lecture:
-        quiz = Quiz(**stored.quiz) if stored.quiz else None
-        lecture = Lecture(stored.code, stored.session, stored.seq, stored.losses, stored.expires)
-        lecture.quiz, lecture.ballot.answers = quiz, dict(stored.answers)
+        poll = None
         if stored.poll is not None and stored.poll["kind"] != "bug":  # with its votes so far
             votes = self.db.poll_votes(stored.code, stored.poll["n"])
-            lecture.poll = Poll.stored(stored.poll, votes)
-        for seq, body in self.db.lecture_events(stored.code, stored.seq - RECENT):
-            lecture.recent.append((seq, body.encode()))
-        lecture.delivered = stored.seq
-        return lecture
+            poll = Poll.stored(stored.poll, votes)
+        events = self.db.lecture_events(stored.code, stored.seq - RECENT)
+        return Lecture(
+            stored.code,
+            stored.session,
+            stored.seq,
+            stored.losses,
+            stored.expires,
+            quiz=Quiz.from_json(stored.quiz) if stored.quiz else None,
+            ballot=Ballot(dict(stored.votes)),
+            poll=poll,
+            recent=deque(((seq, body.encode()) for seq, body in events), maxlen=RECENT),
+            delivered=stored.seq,
+        )
 
     def _add(self, lecture: Lecture) -> Lecture:
         with self._lock:  # two threads finding one lecture: the first one found is kept
@@ -147,7 +98,7 @@ class LectureHub(Predicting):
 
     def adopt(self, session_id: str) -> None:
         """A session this process just read from the database (several processes: it may have
-        moved here): its lecture and its self-study question as the database has them now."""
+        moved here): its lecture and its self-study quiz as the database has them now."""
         self.broadcast.adopt(session_id)
 
     # -- the instructor --------------------------------------------------------------
@@ -207,16 +158,16 @@ class LectureHub(Predicting):
     # -- events ----------------------------------------------------------------------
 
     def changed(self, session: LiveSession, change: Change) -> None:
-        """The SessionStore's hook: a change was saved, under the session's lock. A line run
-        while the class predicts it reveals the prediction in the same event."""
+        """The live sessions' hook: a change was saved, under the session's lock. A line run
+        while the class predicts it reveals the poll in the same event."""
         lecture = self.by_session.get(session.id)
         if lecture is not None and not lecture.ended:
-            if lecture.poll is not None and lecture.poll.open:
-                self._settle(lecture, change)
+            if lecture.polling:
+                self.polls.settle(lecture, change)
             self.publish(lecture, session.timeline)
 
     def view(self, lecture: Lecture, timeline: Timeline, since: int = 0) -> dict[str, Any]:
-        """The Session as followers see it: no id, and during a question no program."""
+        """The Session as followers see it: no id, and during a quiz no program."""
         data = timeline.view(since)
         if lecture.hidden:
             hide(data)
@@ -337,37 +288,38 @@ class LectureHub(Predicting):
                 yield KEEPALIVE
         yield END
 
-    # -- questions -------------------------------------------------------------------
+    # -- the "which bug" quiz ----------------------------------------------------------
 
-    def ask(self, lecture: Lecture, choices: list[str], timeline: Timeline) -> None:
-        """A new question (under the session's lock): followers lose sight of the program."""
-        self._predicting(lecture)
+    def ask_quiz(self, lecture: Lecture, choices: list[str], timeline: Timeline) -> None:
+        """A new quiz (under the session's lock): followers lose sight of the program."""
+        not_polling(lecture)
         code = lecture.code
-        if lecture.hidden:  # replaced before its reveal: its answers go to the report as they are
-            self.db.poll_bug_closed(code, None)
+        if lecture.hidden:  # replaced before its reveal: its votes go to the report as they are
+            self.db.quiz_closed(code, None)
         lecture.quiz = Quiz(list(dict.fromkeys(choices)))
         lecture.ballot.clear()
         self.db.lecture_quiz(code, lecture.quiz.to_json())
         body = {"prompt": BUG_PROMPT, "choices": lecture.quiz.choices, "answer": None}
         self.db.poll_ask(code, lecture.session_id, timeline.moment, "", "bug", body)
-        lecture.poll = None  # the newest question is this one
+        lecture.poll = None  # the newest poll or quiz is this one
         self.publish(lecture, timeline)
 
-    def reveal(self, lecture: Lecture, timeline: Timeline) -> None:
+    def reveal_quiz(self, lecture: Lecture, timeline: Timeline) -> None:
         if lecture.quiz is None:
             raise LectureConflict("no question has been asked in this lecture")
         lecture.quiz.revealed = True
-        lecture.quiz.answer = preset_of(list(timeline.lab.program))
+        lecture.quiz.truth = preset_of(list(timeline.lab.program))
         self.db.lecture_quiz(lecture.code, lecture.quiz.to_json())
-        self.db.poll_bug_closed(lecture.code, lecture.quiz.answer)
+        self.db.quiz_closed(lecture.code, lecture.quiz.truth)
         self.publish(lecture, timeline)
 
-    def answer(self, lecture: Lecture, choice: str, voter: str | None) -> str:
+    def vote(self, lecture: Lecture, choice: str, voter: str | None) -> str:
+        """A follower's vote in the quiz; returns the voter id."""
         voter = lecture.ballot.admit(lecture.quiz, choice, voter)
-        self.db.lecture_answer(lecture.code, voter, choice)
+        self.db.lecture_vote(lecture.code, voter, choice)
         return voter
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
-        """The live tally; with several processes, every process's answers and followers
+        """The quiz's live tally; with several processes, every process's votes and followers
         (it may read the database: call it off the event loop)."""
         return self.broadcast.tally(lecture)

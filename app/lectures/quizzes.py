@@ -1,6 +1,6 @@
-"""Questions: a lecture's question and its ballot (one answer per voter, bounded), and the
-self-study question (a private session running a random bug preset, its program hidden until
-its owner answers)."""
+"""Quizzes: a lecture's "which bug is this?" quiz and its ballot (one vote per voter, bounded),
+and the self-study quiz (a private session running a random bug preset, its program hidden until
+its owner votes)."""
 
 from __future__ import annotations
 
@@ -11,24 +11,25 @@ from typing import Any, Protocol
 
 from app.engine.program import PRESETS, Preset
 
-HIDDEN = ("program", "code", "preset", "toggles")  # what a question hides from followers
-MAX_VOTERS = 1000  # answers one question takes (one per voter): a flood of new voters stops here
-BURST, REFILL = 5.0, 1.0  # a voter may answer 5 times at once, then once a second
+HIDDEN = ("program", "code", "preset", "toggles")  # what an open quiz hides from followers
+MAX_VOTERS = 1000  # votes one quiz or poll round takes (one per voter): a flood stops here
+BURST, REFILL = 5.0, 1.0  # a voter may vote 5 times at once, then once a second
+BUG_PROMPT = "Which bug is this?"  # the lecture's quiz, as the report shows it
 # the bugs any session shows as it is (not those that need a scheduler, Adam, softmax...)
 BUGS = [p for p in PRESETS if p.name != "correct" and not p.setup]
 EXPLANATIONS = {p.name: p.explanation for p in PRESETS}
 
 
 class LectureConflict(Exception):
-    """Not now: no question running, or fork during one (a 409)."""
+    """Not now: no quiz or poll open, or fork during one (a 409)."""
 
 
-class TooManyAnswers(Exception):
-    """The question's voters are full, or this voter answers too fast (a 429)."""
+class TooManyVotes(Exception):
+    """The quiz's (or poll round's) voters are full, or this voter votes too fast (a 429)."""
 
 
 def self_study_preset() -> Preset:
-    """The bug a self-study question runs: any but the correct loop."""
+    """The bug a self-study quiz runs: any but the correct loop."""
     return secrets.choice(BUGS)
 
 
@@ -42,30 +43,36 @@ def hide(data: dict[str, Any]) -> dict[str, Any]:
 class Quiz:
     choices: list[str]
     revealed: bool = False
-    answer: str | None = None  # the session's preset, once revealed
+    truth: str | None = None  # the session's preset, once revealed
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Quiz:
+        return cls(data["choices"], data["revealed"], data["answer"])
 
     def to_json(self) -> dict[str, Any]:
-        return {"choices": self.choices, "revealed": self.revealed, "answer": self.answer}
+        """As stored and sent: the truth is the JSON's ``answer``."""
+        return {"choices": self.choices, "revealed": self.revealed, "answer": self.truth}
 
     def public(self) -> dict[str, Any]:
-        """What followers see: the answer and its explanation only once revealed."""
-        explanation = EXPLANATIONS.get(self.answer or "") if self.revealed else None
+        """What followers see: the truth and its explanation only once revealed."""
+        explanation = EXPLANATIONS.get(self.truth or "") if self.revealed else None
         return {**self.to_json(), "explanation": explanation}
 
 
 @dataclass
 class Ballot:
-    """A question's answers on this process, one per voter, and each voter's token bucket."""
+    """A quiz's (or a poll round's) votes on this process, one per voter, and each voter's
+    token bucket."""
 
-    answers: dict[str, str] = field(default_factory=dict)
+    votes: dict[str, str] = field(default_factory=dict)
     buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # voter: tokens, when
 
     def clear(self) -> None:
-        self.answers.clear()
+        self.votes.clear()
         self.buckets.clear()
 
     def admit(self, quiz: Quiz | None, choice: str, voter: str | None) -> str:
-        """Record one answer (again: it replaces the voter's last); returns the voter id."""
+        """Record one vote (again: it replaces the voter's last); returns the voter id."""
         if quiz is None or quiz.revealed:
             raise LectureConflict("no question is open in this lecture right now")
         if choice not in quiz.choices:
@@ -73,22 +80,22 @@ class Ballot:
         return self.cast(choice, voter)
 
     def cast(self, choice: str, voter: str | None) -> str:
-        """An answer already checked against its question, within the flood limits."""
+        """A vote already checked against its quiz or poll, within the flood limits."""
         voter = voter or secrets.token_urlsafe(12)
-        if voter not in self.answers and len(self.answers) >= MAX_VOTERS:
-            raise TooManyAnswers(f"this question already has {MAX_VOTERS} voters")
+        if voter not in self.votes and len(self.votes) >= MAX_VOTERS:
+            raise TooManyVotes(f"this question already has {MAX_VOTERS} voters")
         now = time.monotonic()
         tokens, then = self.buckets.get(voter, (BURST, now))
         tokens = min(BURST, tokens + (now - then) * REFILL)
         if tokens < 1:
-            raise TooManyAnswers("answering too fast: one answer a second")
+            raise TooManyVotes("answering too fast: one answer a second")
         self.buckets[voter] = (tokens - 1, now)
-        self.answers[voter] = choice
+        self.votes[voter] = choice
         return voter
 
     def counts(self, choices: list[str]) -> dict[str, int]:
         counts = dict.fromkeys(choices, 0)
-        for choice in self.answers.values():
+        for choice in self.votes.values():
             if choice in counts:
                 counts[choice] += 1
         return counts
@@ -100,7 +107,7 @@ class SelfStudyDatabase(Protocol):
 
 
 class SelfStudy:
-    """Self-study questions by session id: the preset each runs, and whether it was answered."""
+    """Self-study quizzes by session id: the preset each runs, and whether its owner voted."""
 
     def __init__(self, db: SelfStudyDatabase) -> None:
         self.db = db
@@ -113,7 +120,8 @@ class SelfStudy:
         self.db.self_quiz(session_id, preset)
         self.quizzes[session_id] = (preset, False)
 
-    def answer(self, session_id: str, choice: str) -> dict[str, Any]:
+    def vote(self, session_id: str, choice: str) -> dict[str, Any]:
+        """The owner's vote: it reveals the program."""
         if session_id not in self.quizzes:
             raise LectureConflict("this session has no question: create one with quiz: true")
         preset, _ = self.quizzes[session_id]
@@ -122,7 +130,7 @@ class SelfStudy:
         return {"correct": choice == preset, "preset": preset, "explanation": EXPLANATIONS[preset]}
 
     def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
-        """A Session as its owner sees it: a self-study question hides its program."""
+        """A Session as its owner sees it: a self-study quiz hides its program."""
         quiz = self.quizzes.get(session_id)
         if quiz is None:
             data["quiz"] = None

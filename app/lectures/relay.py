@@ -9,7 +9,7 @@ of that lecture reads the new events from the database and streams them to its f
 
 Nothing else travels between processes: a lecture unknown to a process is read from the database
 when a follower or the instructor first names it (by code, or its session when it is loaded
-here, e.g. after a takeover); answers go to the database, and the instructor's tally counts them
+here, e.g. after a takeover); votes go to the database, and the instructor's tally counts them
 there; each process announces how many followers it has (on change and every few seconds),
 and a tally adds the others' fresh counts to its own.
 """
@@ -27,12 +27,12 @@ import anyio.to_thread
 
 from app.db import Shared, SharedListener, StoredLecture
 from app.lectures.broadcast import Lectures, Live
-from app.lectures.polls import refreshed
+from app.lectures.poll import refreshed
 from app.lectures.quizzes import Quiz
 
 if TYPE_CHECKING:
-    from app.lectures.hub import Lecture
-    from app.lectures.polls import Poll
+    from app.lectures.lecture import Lecture
+    from app.lectures.poll import Poll
 
 CHANNEL = "loop_stepper_lectures"
 HEARTBEAT = 5.0  # seconds between a process's follower counts; older than 3 of them: gone
@@ -49,7 +49,8 @@ class Relay:
         forget: Callable[[str], None],
         node: str | None = None,
     ) -> None:
-        self.lectures, self.db = lectures, db
+        self.lectures = lectures
+        self.db = db
         self.forget = forget  # drop this process's copy of a session another one claimed
         self.listener: SharedListener | None = None
         self.node = node or secrets.token_hex(6)  # this process, in announcements
@@ -105,7 +106,7 @@ class Relay:
         self.db.notify(CHANNEL, self.notice("end", code=lecture.code))
 
     def tally(self, lecture: Lecture) -> dict[str, Any]:
-        """Every process's answers (the database) and followers (their announcements)."""
+        """Every process's votes (the database) and followers (their announcements)."""
         counts = self.db.lecture_counts(lecture.code)
         return lecture.tally(counts, self._others(lecture))
 
@@ -136,7 +137,7 @@ class Relay:
     def adopt(self, session_id: str) -> None:
         """A session loaded (and claimed) here, in a thread: the others drop their copies;
         its lecture as the database has it now (the process that held it may have published
-        since), and its self-study question."""
+        since), and its self-study quiz."""
         self.db.notify(CHANNEL, self.notice("claimed", session=session_id))
         quiz = self.db.self_quiz_of(session_id)
         if quiz is not None:
@@ -149,7 +150,7 @@ class Relay:
             self._known(stored)
             return
         lecture.seq, lecture.losses = stored.seq, stored.losses
-        lecture.quiz = Quiz(**stored.quiz) if stored.quiz else None
+        lecture.quiz = Quiz.from_json(stored.quiz) if stored.quiz else None
         lecture.poll = refreshed(lecture.poll, stored.poll)
         lecture.full = None
         if self.loop is not None:
@@ -221,7 +222,7 @@ class Relay:
                 self._apply(lecture, stored, events)
 
     def _read(self, code: str, after: int) -> tuple[StoredLecture | None, list[tuple[int, str]]]:
-        # the events first: the lecture's row, read after them, holds at least their question
+        # the events first: the lecture's row, read after them, holds at least their quiz and poll
         events = self.db.lecture_events(code, after)
         return self.db.lecture(code), events
 
@@ -231,11 +232,11 @@ class Relay:
         if stored is None:  # ended (or expired and gone)
             self.lectures.drop(lecture)
             return
-        quiz = Quiz(**stored.quiz) if stored.quiz else None
+        quiz = Quiz.from_json(stored.quiz) if stored.quiz else None
         if quiz != lecture.quiz:
             old = lecture.quiz
             if quiz is not None and not quiz.revealed and (old is None or old.revealed):
-                lecture.ballot.clear()  # a new question: its answers start over
+                lecture.ballot.clear()  # a new quiz: its votes start over
             lecture.quiz = quiz
         lecture.poll = refreshed(lecture.poll, stored.poll)
         if stored.seq >= lecture.seq:

@@ -16,7 +16,8 @@ from fastapi import Depends, Query, Request, Response
 from starlette.background import BackgroundTask
 
 from app.db import NotOwner
-from app.lectures.hub import Lecture, LectureHub
+from app.lectures.hub import LectureHub
+from app.lectures.lecture import Lecture
 from app.lectures.quizzes import LectureConflict
 from app.log.timeline import Timeline
 from app.sessions.live import LiveSession as LiveSession

@@ -1,7 +1,9 @@
-"""Lecture routes: start and end a lecture, follow it (Server-Sent Events), fork it, questions.
+"""Lecture routes: start and end a lecture, follow it (Server-Sent Events), fork it, its quiz
+and the self-study quiz.
 
 The session's own routes (``/api/sessions/{id}/…``) drive it; everything under
-``/api/lectures/{code}`` only watches or answers. The work is in ``app/lectures/hub.py``.
+``/api/lectures/{code}`` only watches or votes. The work is in ``app/lectures/hub.py``. The URLs
+and JSON keep their first words (``…/answers``, ``answer`` for the truth).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
 
 from app.lectures.broadcast import Live
-from app.lectures.hub import Lecture, LectureHub, NoLecture
+from app.lectures.hub import LectureHub
+from app.lectures.lecture import Lecture, NoLecture
 from app.lectures.quizzes import LectureConflict
 from app.log.timeline import Timeline
 from app.sessions.live import LiveSessions
@@ -51,13 +54,13 @@ PresetName = Literal[
 ]
 
 
-class PredictionRound(BaseModel):
+class PollRound(BaseModel):
     answers: int
     correct: int
 
 
-class Prediction(BaseModel):
-    """The question about the instructor's next line, put to the class (issue 18)."""
+class FollowerPoll(BaseModel):
+    """The poll: the question about the instructor's next line, put to the class (issue 18)."""
 
     line: str
     kind: str
@@ -70,14 +73,14 @@ class Prediction(BaseModel):
     open: bool
     answer: list[str] | None = Field(None, description="only once revealed")
     explanation: str | None = Field(None, description="only once revealed")
-    rounds: list[PredictionRound] | None = Field(None, description="only once revealed")
+    rounds: list[PollRound] | None = Field(None, description="only once revealed")
 
 
 # the Session without its id: the id drives a session, and followers must never see it
 FollowerSession: Any = create_model(
     "FollowerSession",
     **{n: (f.annotation, f) for n, f in SessionOut.model_fields.items() if n != "id"},  # type: ignore[call-overload]
-    prediction=(Prediction | None, Field(None, description="the class predicts the next line")),
+    prediction=(FollowerPoll | None, Field(None, description="the class predicts the next line")),
 )
 
 
@@ -90,7 +93,7 @@ class QuizBody(Body):
     choices: list[PresetName] = Field(min_length=2, max_length=7)
 
 
-class TallyOut(BaseModel):
+class QuizTallyOut(BaseModel):
     choices: dict[str, int] = Field(description="each choice and how many answered it")
     answers: int
     followers: int = Field(description="followers connected now")
@@ -99,16 +102,16 @@ class TallyOut(BaseModel):
     explanation: str | None
 
 
-class AnswerBody(Body):
+class QuizVoteBody(Body):
     choice: str = Field(max_length=50)
     voter: Voter | None = None
 
 
-class SelfAnswerBody(Body):
+class SelfVoteBody(Body):
     choice: str = Field(max_length=50)
 
 
-class SelfAnswerOut(BaseModel):
+class SelfVoteOut(BaseModel):
     correct: bool
     preset: str
     explanation: str
@@ -156,44 +159,49 @@ async def end_lecture(session_id: str, hub: Hub) -> Response:
 
 
 @router.post(
-    "/sessions/{session_id}/quiz", status_code=201, response_model=TallyOut, responses=QUIZ_ERRORS
+    "/sessions/{session_id}/quiz",
+    status_code=201,
+    response_model=QuizTallyOut,
+    responses=QUIZ_ERRORS,
 )
-async def ask(target: Target, hub: Hub, body: QuizBody) -> Response:
+async def ask_quiz(target: Target, hub: Hub, body: QuizBody) -> Response:
     """A question: until it is revealed, followers see no program, code, preset or toggles."""
 
     def start(timeline: Timeline) -> dict[str, Any]:
         lecture = lecture_of(hub, target.session_id)
-        hub.ask(lecture, list(body.choices), timeline)
+        hub.ask_quiz(lecture, list(body.choices), timeline)
         return hub.tally(lecture)
 
     return as_json(await target.take(start), status=201)
 
 
-@router.get("/sessions/{session_id}/quiz", response_model=TallyOut, responses=QUIZ_ERRORS)
-async def tally(session_id: str, hub: Hub) -> Response:
+@router.get("/sessions/{session_id}/quiz", response_model=QuizTallyOut, responses=QUIZ_ERRORS)
+async def quiz_tally(session_id: str, hub: Hub) -> Response:
     """The live tally (no question yet: no choices) and how many follow now."""
-    # in a thread: with several processes the answers are counted in the database
+    # in a thread: with several processes the votes are counted in the database
     return as_json(await anyio.to_thread.run_sync(lambda: hub.tally(lecture_of(hub, session_id))))
 
 
-@router.post("/sessions/{session_id}/quiz/reveal", response_model=TallyOut, responses=QUIZ_ERRORS)
-async def reveal(target: Target, hub: Hub) -> Response:
+@router.post(
+    "/sessions/{session_id}/quiz/reveal", response_model=QuizTallyOut, responses=QUIZ_ERRORS
+)
+async def reveal_quiz(target: Target, hub: Hub) -> Response:
     """Show everyone the program and the right answer."""
 
     def show(timeline: Timeline) -> dict[str, Any]:
         lecture = lecture_of(hub, target.session_id)
-        hub.reveal(lecture, timeline)
+        hub.reveal_quiz(lecture, timeline)
         return hub.tally(lecture)
 
     return await target.use(show)
 
 
 @router.post(
-    "/sessions/{session_id}/quiz/answer", response_model=SelfAnswerOut, responses=QUIZ_ERRORS
+    "/sessions/{session_id}/quiz/answer", response_model=SelfVoteOut, responses=QUIZ_ERRORS
 )
-async def self_answer(target: Target, hub: Hub, body: SelfAnswerBody) -> Response:
+async def self_vote(target: Target, hub: Hub, body: SelfVoteBody) -> Response:
     """Self-study: answer the session's own question; it reveals the program."""
-    return await target.use(lambda _: hub.study.answer(target.session_id, body.choice))
+    return await target.use(lambda _: hub.study.vote(target.session_id, body.choice))
 
 
 # -- followers -----------------------------------------------------------------------
@@ -262,7 +270,7 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
     its answer goes out), never through the instructor's session: no lock, no queue, so a class
     forking at once waits for one copy of the moment, and the instructor for nothing."""
     lecture = hub.find(code)
-    if lecture.hidden or (lecture.poll is not None and lecture.poll.open):
+    if lecture.hidden or lecture.polling:
         raise LectureConflict("not during a question: try it yourself once it is revealed")
     sessions: LiveSessions = request.app.state.sessions
     pool: HeavyPool = request.app.state.pool
@@ -286,12 +294,12 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
         429: {"model": Problem, "description": "too many voters, or answers too fast"},
     },
 )
-async def answer(code: str, hub: Hub, body: AnswerBody) -> Response:
+async def vote_quiz(code: str, hub: Hub, body: QuizVoteBody) -> Response:
     """One answer per voter (answering again replaces it); at most 1000 voters a question,
     and a voter answers at most 5 times at once, then once a second."""
     lecture = hub.find(code)
     try:
-        voter = hub.answer(lecture, body.choice, body.voter)
+        voter = hub.vote(lecture, body.choice, body.voter)
     except ValueError as exc:
         error = {"loc": ["body", "choice"], "msg": str(exc), "type": "value_error"}
         raise HTTPException(422, [error]) from None

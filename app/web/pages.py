@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from app.engine.scenarios import SCENARIOS
-from app.lectures.hub import normal
+from app.lectures.lecture import normal
 from app.web.catalogue import catalogue
 
 router = APIRouter()

@@ -1,7 +1,8 @@
-"""The class predicts (issue 18): routes that put the question about the next line to a
-lecture's class, take the followers' votes, show the instructor the counts and give the
-lecture's report. The work is in ``lectures/hub.py`` and ``lectures/polls.py``; the reveal happens
-in the event of the instructor's next line (any line call on the session)."""
+"""The class predicts (issue 18): routes that put a poll (the question about the next line) to
+a lecture's class, take the followers' votes, show the instructor the counts and give the
+lecture's report. The work is the hub's ``polls`` (``lectures/polls.py``); the reveal happens
+in the event of the instructor's next line (any line call on the session). The URLs keep their
+first words (``…/lecture/question``, ``…/predictions``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
-from app.lectures import polls
+from app.lectures.polls import REPORT_COLUMNS
 from app.log.timeline import Timeline
 from app.web.answers import Problem, QuestionOut, VoterOut
 from app.web.deps import ERRORS, NOT_FOUND, QUIZ_ERRORS, Hub, Target, as_json, lecture_of
@@ -26,13 +27,13 @@ class RoundOut(BaseModel):
     correct: int | None = Field(None, description="once revealed: how many were right")
 
 
-class PredictionsOut(BaseModel):
+class PollTallyOut(BaseModel):
     question: QuestionOut = Field(description="as GET /api/sessions/{id}/question asks it")
     round: int = Field(description="1, or 2 after Vote again")
     open: bool = Field(description="false once the instructor's next line revealed it")
     rounds: list[RoundOut]
     followers: int = Field(description="followers connected now")
-    answer: list[str] | None = Field(None, description="once revealed: the true ids")
+    answer: list[str] | None = Field(None, description="once revealed: the true ids (its truth)")
     explanation: str | None = None
 
 
@@ -53,37 +54,37 @@ def noop(_: Timeline) -> None:
 @router.post(
     "/sessions/{session_id}/lecture/question",
     status_code=201,
-    response_model=PredictionsOut,
+    response_model=PollTallyOut,
     responses=QUIZ_ERRORS,
 )
-async def ask(target: Target, hub: Hub) -> Response:
+async def ask_poll(target: Target, hub: Hub) -> Response:
     """Put the question about the line at the cursor to the class (round 1); followers'
-    Sessions carry it as ``prediction`` (never its answer while it is open)."""
+    Sessions carry it as ``prediction`` (never its truth while it is open)."""
     sid = target.session_id
-    made = await target.take(lambda t: hub.predict(lecture_of(hub, sid), t), heavy=True)
+    made = await target.take(lambda t: hub.polls.ask(lecture_of(hub, sid), t), heavy=True)
     return as_json(made, status=201)
 
 
 @router.get(
-    "/sessions/{session_id}/lecture/question", response_model=PredictionsOut, responses=QUIZ_ERRORS
+    "/sessions/{session_id}/lecture/question", response_model=PollTallyOut, responses=QUIZ_ERRORS
 )
-async def counts(session_id: str, hub: Hub) -> Response:
+async def poll_tally(session_id: str, hub: Hub) -> Response:
     """The instructor's live view: the question and each round's counts (no voter ids)."""
     # in a thread: with several processes the votes are counted in the database
     return as_json(
-        await anyio.to_thread.run_sync(lambda: hub.predictions(lecture_of(hub, session_id)))
+        await anyio.to_thread.run_sync(lambda: hub.polls.tally(lecture_of(hub, session_id)))
     )
 
 
 @router.post(
     "/sessions/{session_id}/lecture/question/again",
-    response_model=PredictionsOut,
+    response_model=PollTallyOut,
     responses=QUIZ_ERRORS,
 )
 async def again(target: Target, hub: Hub) -> Response:
     """Round 2: the class votes again after discussing; round 1's votes are kept."""
     sid = target.session_id
-    return await target.use(lambda t: hub.again(lecture_of(hub, sid), t))
+    return await target.use(lambda t: hub.polls.again(lecture_of(hub, sid), t))
 
 
 @router.post(
@@ -96,10 +97,10 @@ async def again(target: Target, hub: Hub) -> Response:
     },
 )
 async def vote(code: str, hub: Hub, body: VoteBody) -> Response:
-    """One answer per voter per round (answering again replaces it); at most 1000 voters,
-    and a voter answers at most 5 times at once, then once a second."""
+    """One vote per voter per round (voting again replaces it); at most 1000 voters,
+    and a voter votes at most 5 times at once, then once a second."""
     voter = await anyio.to_thread.run_sync(
-        lambda: hub.vote(hub.find(code), body.choice, body.voter)
+        lambda: hub.polls.vote(hub.find(code), body.choice, body.voter)
     )
     return as_json({"voter": voter})
 
@@ -108,21 +109,20 @@ REPORT: dict[int | str, dict[str, Any]] = {
     **ERRORS,
     200: {
         "content": {"text/csv": {}},
-        "description": "one row per question asked in the lecture: "
-        + ",".join(polls.REPORT_COLUMNS),
+        "description": "one row per question asked in the lecture: " + ",".join(REPORT_COLUMNS),
     },
 }
 
 
 @router.get("/sessions/{session_id}/lecture/report", response_class=Response, responses=REPORT)
 async def report(target: Target, hub: Hub) -> Response:
-    """Every question asked in the session's lecture (the running one, or the last one),
-    with how many answered and how many were right in each round."""
+    """Every poll and quiz asked in the session's lecture (the running one, or the last one),
+    with how many voted and how many were right in each round."""
     await target.take(noop)  # a 404 for no such session
-    rows = await anyio.to_thread.run_sync(hub.report, target.session_id)
+    text = await anyio.to_thread.run_sync(hub.polls.report, target.session_id)
     disposition = 'attachment; filename="lecture-report.csv"'
     return Response(
-        polls.report(rows),
+        text,
         media_type="text/csv; charset=utf-8",
         headers={"Content-Disposition": disposition},
     )

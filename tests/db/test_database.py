@@ -251,9 +251,9 @@ def test_a_class_question_takes_votes_only_while_its_round_is_open(make_db: Make
     store.poll_update("CODE234", 1, 2, False, body)
     assert not store.poll_vote("CODE234", 1, 2, "v2", "no")  # revealed
     store.poll_ask("CODE234", "s", 4, "", "bug", {"prompt": "Which bug is this?", "answer": None})
-    store.lecture_answer("CODE234", "v1", "zeros")
-    store.lecture_answer("CODE234", "v2", "correct")
-    store.poll_bug_closed("CODE234", "zeros")
+    store.lecture_vote("CODE234", "v1", "zeros")
+    store.lecture_vote("CODE234", "v2", "correct")
+    store.quiz_closed("CODE234", "zeros")
     store.end_lecture("CODE234")
     rows = store.poll_report("s")
     assert [(r["n"], r["kind"], r["open"], r["rounds"]) for r in rows] == [

@@ -9,7 +9,8 @@ import time
 
 from app.db import SqliteDatabase
 from app.lectures.fanout import END, SLICE
-from app.lectures.hub import Lecture, LectureHub
+from app.lectures.hub import LectureHub
+from app.lectures.lecture import Lecture
 
 
 def hub_on(loop: asyncio.AbstractEventLoop) -> tuple[LectureHub, Lecture]:

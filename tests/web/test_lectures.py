@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.lectures.hub import ALPHABET
+from app.lectures.lecture import ALPHABET
 from app.lectures.quizzes import BURST, HIDDEN, MAX_VOTERS
 from app.settings import Settings
 from support.serve import schema_url, serve
