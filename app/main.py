@@ -16,8 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from app.db import Database, DatabaseUnavailable, open_database
-from app.engine import Lab, LineError
-from app.engine import scenarios as catalogue
+from app.engine import Lab, LineError, scenarios
 from app.lectures.broadcast import Alone
 from app.lectures.hub import LectureHub, NoLecture
 from app.lectures.quizzes import LectureConflict, TooManyAnswers
@@ -205,7 +204,7 @@ def warm_up() -> None:
     seeded templates (``scenarios.moons_template``) that every new session copies, before
     ``gc.freeze()``: they live as long as the process.
     """
-    for name, (info, _) in catalogue.SCENARIOS.items():
+    for name, (info, _) in scenarios.SCENARIOS.items():
         lab = Lab(name, info.default_lr, info.default_seed)
         lab.run(1)
         lab.view()

@@ -16,7 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from app.engine.scenarios import TORCH_LOCK, HalfCurvatureLoss
+from app.engine.scenarios import HalfCurvatureLoss
+from app.engine.torchlock import TORCH_LOCK
 
 if TYPE_CHECKING:
     from app.engine.lab import Lab

@@ -17,6 +17,7 @@ import torch
 
 from app.engine import answer, output, scenarios, state
 from app.engine.amp import Amp, AmpSpec, check
+from app.engine.batches import Batches, MicroBatches
 from app.engine.effects import Setting, done
 from app.engine.entries import ENTRIES, Style
 from app.engine.extras import Checkpoint, Running, Schedule, clip
@@ -24,6 +25,7 @@ from app.engine.graph import Graph
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import NO_BUGS, Toggles, carry_cursor, describe, program_for, toggles_of
 from app.engine.state import HISTORY_LIMIT, LabState, LineError
+from app.engine.torchlock import TORCH_LOCK, with_rng
 
 __all__ = ["HISTORY_LIMIT", "Lab", "LabState", "LineError"]
 
@@ -65,8 +67,8 @@ class Lab:
         built = scenarios.build(scenario, seed, **self.options, **model_options)
         self.scenario, self.seed, self.accumulate = scenario, seed, accumulate
         self.model, self.loss_fn = built.model, built.loss_fn
-        self.batches: scenarios.Batches | scenarios.MicroBatches = (
-            built.batches if accumulate == 1 else scenarios.MicroBatches(built.batches, accumulate)
+        self.batches: Batches | MicroBatches = (
+            built.batches if accumulate == 1 else MicroBatches(built.batches, accumulate)
         )
         self.points, self.targets = built.points, built.targets
         self.spec = optimizer
@@ -115,7 +117,7 @@ class Lab:
 
     def forward(self) -> None:
         """``out = model(X)``: the next batch through the model; a fresh graph."""
-        if isinstance(self.batches, scenarios.MicroBatches):
+        if isinstance(self.batches, MicroBatches):
             x, self.y, self.share = self.batches.next()
         else:
             x, self.y = self.batches.next()
@@ -265,7 +267,7 @@ class Lab:
         row = ENTRIES[entry]
         method: Callable[..., None] = getattr(self, row.method)
         # warnings and torch's default generator are process-wide: one line at a time
-        with scenarios.TORCH_LOCK, warnings.catch_warnings(record=True) as caught:
+        with TORCH_LOCK, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 method(**row.kwargs)
@@ -360,7 +362,7 @@ class Lab:
         """``model(x)``; dropout draws from this session's own generator state."""
         if self.rng is None or not self.model.training:
             return self.model(x)  # type: ignore[no-any-return]
-        out, self.rng = scenarios.with_rng(self.model, x, self.rng)
+        out, self.rng = with_rng(self.model, x, self.rng)
         return out
 
     def _did(

@@ -18,7 +18,7 @@ from app.engine.entries import ENTRIES
 from app.engine.optimizers import OptimizerSpec
 from app.engine.program import PRESETS
 from app.engine.questions import Question, verdict
-from app.engine.scenarios import with_rng
+from app.engine.torchlock import with_rng
 from app.log.records import Setup
 from app.log.timeline import Timeline
 from app.predict import predictions
