@@ -17,10 +17,12 @@ from starlette.routing import Match
 
 from app.db import Database, DatabaseUnavailable, open_database
 from app.engine import Lab, LineError, scenarios
+from app.engine.optimizers import PLAIN_SGD
 from app.lectures.broadcast import Alone
 from app.lectures.hub import LectureHub, NoLecture
 from app.lectures.quizzes import LectureConflict, TooManyAnswers
 from app.lectures.relay import Relay
+from app.log.records import Setup
 from app.log.timeline import MomentOutOfRange, TimelineError
 from app.predict.predictions import NotOffered
 from app.sessions.live import LiveSessions, ServerFull, SessionBusy, UnknownSession
@@ -205,7 +207,7 @@ def warm_up() -> None:
     ``gc.freeze()``: they live as long as the process.
     """
     for name, (info, _) in scenarios.SCENARIOS.items():
-        lab = Lab(name, info.default_lr, info.default_seed)
+        lab = Lab(Setup(name, info.default_lr, info.default_seed, PLAIN_SGD))
         lab.run(1)
         lab.view()
 

@@ -158,7 +158,9 @@ async def patch_session(call: Call, body: PatchSession) -> Response:
                 now.step_first if first is None else first,
             )
             lab = timeline.lab
-            timeline.set_program(program_for(toggles, lab.accumulate, lab.setting.grad_scaler))
+            timeline.set_program(
+                program_for(toggles, lab.setup.accumulate, lab.setting.grad_scaler)
+            )
 
     return await call.act(change)
 
