@@ -16,13 +16,14 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from app.db import Database, DatabaseUnavailable, open_database
-from app.engine import Lab, LineError
-from app.engine import scenarios as catalogue
+from app.engine import Lab, LineError, scenarios
+from app.engine.optimizers import PLAIN_SGD
 from app.lectures.broadcast import Alone
 from app.lectures.hub import LectureHub
 from app.lectures.lecture import NoLecture
 from app.lectures.quizzes import LectureConflict, TooManyVotes
 from app.lectures.relay import Relay
+from app.log.records import Setup
 from app.log.timeline import MomentOutOfRange, TimelineError
 from app.predict.predictions import NotOffered
 from app.sessions.live import LiveSessions, ServerFull, SessionBusy, UnknownSession
@@ -206,8 +207,8 @@ def warm_up() -> None:
     seeded templates (``scenarios.moons_template``) that every new session copies, before
     ``gc.freeze()``: they live as long as the process.
     """
-    for name, (info, _) in catalogue.SCENARIOS.items():
-        lab = Lab(name, info.default_lr, info.default_seed)
+    for name, (info, _) in scenarios.SCENARIOS.items():
+        lab = Lab(Setup(name, info.default_lr, info.default_seed, PLAIN_SGD))
         lab.run(1)
         lab.view()
 

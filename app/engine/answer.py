@@ -24,12 +24,12 @@ def view(lab: Lab, since: int = 0) -> dict[str, Any]:
     clicks once a second would otherwise fetch the same 1000 points every time.
     """
     return {
-        "scenario": lab.scenario,
+        "scenario": lab.setup.scenario,
         "lr": lab.lr,
-        "seed": lab.seed,
+        "seed": lab.setup.seed,
         **lab.described,
-        "accumulate": lab.accumulate,
-        "optimizer": lab.spec.describe(),
+        "accumulate": lab.setup.accumulate,
+        "optimizer": lab.setup.optimizer.describe(),
         "cursor": lab.cursor,
         "next_line": lab.next_line,
         "iteration": lab.iteration,
@@ -48,9 +48,9 @@ def view(lab: Lab, since: int = 0) -> dict[str, Any]:
         "max_norm": lab.max_norm,
         "scheduler": lab.schedule.describe(),
         "model_options": {
-            "dropout": lab.dropout,
-            "batchnorm": lab.batchnorm,
-            "softmax_before_loss": lab.softmax_before_loss,
+            "dropout": lab.setup.dropout,
+            "batchnorm": lab.setup.batchnorm,
+            "softmax_before_loss": lab.setup.softmax_before_loss,
             "dtype": str(lab.dtype_of_params).removeprefix("torch."),
         },
         "mode": "train" if lab.model.training else "eval",
@@ -90,10 +90,10 @@ def history_since(history: Sequence[dict[str, Any]], since: int) -> list[dict[st
 
 def theory(lab: Lab) -> dict[str, Any] | None:
     """The parabola's predicted behaviour for the current learning rate."""
-    if lab.scenario != "parabola":
+    if lab.setup.scenario != "parabola":
         return None
-    h = lab.options.get("curvature", scenarios.PARABOLA_CURVATURE)
-    target = lab.options.get("theta_star", scenarios.PARABOLA_TARGET)
+    h = lab.setup.options.get("curvature", scenarios.PARABOLA_CURVATURE)
+    target = lab.setup.options.get("theta_star", scenarios.PARABOLA_TARGET)
     start = lab.initial.params["theta"].item()
     return formal.parabola(lab.lr, h, start, target)
 

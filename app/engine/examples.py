@@ -16,7 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from app.engine.scenarios import TORCH_LOCK, HalfCurvatureLoss
+from app.engine.scenarios import HalfCurvatureLoss
+from app.engine.torchlock import TORCH_LOCK
 
 if TYPE_CHECKING:
     from app.engine.lab import Lab
@@ -49,8 +50,8 @@ class Forward:
 
 def _reduced(lab: Lab, loss: torch.Tensor, share: float) -> torch.Tensor:
     """The loss line's division for accumulation, exactly as ``Lab.loss`` writes it."""
-    if lab.accumulate > 1:
-        k = lab.accumulate
+    if lab.setup.accumulate > 1:
+        k = lab.setup.accumulate
         return loss / k if share * k == 1 else loss * share
     return loss
 
@@ -66,7 +67,7 @@ def loss_again(lab: Lab, forward: Forward) -> float:
     try:
         with lab.amp.autocast(), torch.no_grad():
             out = lab._model(forward.x)
-            out = out.softmax(dim=1) if lab.softmax_before_loss else out
+            out = out.softmax(dim=1) if lab.setup.softmax_before_loss else out
             loss = _reduced(lab, lab.loss_fn(out, forward.y), forward.share)
         return float(loss.item())
     finally:
@@ -77,7 +78,7 @@ def loss_again(lab: Lab, forward: Forward) -> float:
 def per_example(lab: Lab, out: torch.Tensor, y: torch.Tensor, share: float) -> torch.Tensor:
     """Each example's term of the loss, its reduction's weight included (1/n for a mean over
     n, the accumulation's 1/k): the terms add up to the loss line's value."""
-    out = out.softmax(dim=1) if lab.softmax_before_loss else out
+    out = out.softmax(dim=1) if lab.setup.softmax_before_loss else out
     fn, n = lab.loss_fn, len(out)
     if isinstance(fn, nn.CrossEntropyLoss):
         terms = F.cross_entropy(out, y, reduction="none") / n

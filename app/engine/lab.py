@@ -16,84 +16,68 @@ from typing import Any
 import torch
 
 from app.engine import answer, output, scenarios, state
-from app.engine.amp import Amp, AmpSpec, check
+from app.engine.amp import Amp, check
+from app.engine.batches import Batches, MicroBatches
 from app.engine.effects import Setting, done
 from app.engine.entries import ENTRIES, Style
 from app.engine.extras import Checkpoint, Running, Schedule, clip
 from app.engine.graph import Graph
-from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import NO_BUGS, Toggles, carry_cursor, describe, program_for, toggles_of
+from app.engine.setup import Setup
 from app.engine.state import HISTORY_LIMIT, LabState, LineError
+from app.engine.torchlock import TORCH_LOCK, with_rng
 
 __all__ = ["HISTORY_LIMIT", "Lab", "LabState", "LineError"]
 
 
 class Lab:
-    """A live model, loss function, optimizer and data, and the loop program over them.
+    """A live model, loss function, optimizer and data, and the loop program over them, built
+    from a Setup (kept as ``setup``: what the answers report it was created with).
 
-    ``accumulate`` = k makes forward hand out the k micro-batches of each batch in turn
-    and loss divide by k (the lesson's "accumulating on purpose"). ``options`` are the
+    The setup's ``accumulate`` = k makes forward hand out the k micro-batches of each batch in
+    turn and loss divide by k (the lesson's "accumulating on purpose"); its ``options`` are the
     scenario's own (the parabola's ``curvature`` and ``theta_star``).
     """
 
-    def __init__(
-        self,
-        scenario: str,
-        lr: float,
-        seed: int,
-        toggles: Toggles = NO_BUGS,
-        *,
-        optimizer: OptimizerSpec = PLAIN_SGD,
-        accumulate: int = 1,
-        options: dict[str, float] | None = None,
-        max_norm: float = 1.0,
-        scheduler: SchedulerSpec | None = None,
-        dropout: float = 0.0,
-        batchnorm: bool = False,
-        softmax_before_loss: bool = False,
-        dtype: str = "float64",
-        amp: AmpSpec | None = None,
-    ) -> None:
-        self.options = dict(options or {})
+    def __init__(self, setup: Setup) -> None:
         model_options = scenarios.moons_options(
-            scenario, dropout, batchnorm, softmax_before_loss, dtype
+            setup.scenario, setup.dropout, setup.batchnorm, setup.softmax_before_loss, setup.dtype
         )
-        if max_norm <= 0:
+        if setup.max_norm <= 0:
             raise ValueError("max_norm must be above 0")
-        self.dropout, self.batchnorm = dropout, batchnorm
-        self.softmax_before_loss, self.dtype = softmax_before_loss, dtype
-        built = scenarios.build(scenario, seed, **self.options, **model_options)
-        self.scenario, self.seed, self.accumulate = scenario, seed, accumulate
+        self.setup = setup
+        built = scenarios.build(setup.scenario, setup.seed, **setup.options, **model_options)
         self.model, self.loss_fn = built.model, built.loss_fn
-        self.batches: scenarios.Batches | scenarios.MicroBatches = (
-            built.batches if accumulate == 1 else scenarios.MicroBatches(built.batches, accumulate)
+        accumulate = setup.accumulate
+        self.batches: Batches | MicroBatches = (
+            built.batches if accumulate == 1 else MicroBatches(built.batches, accumulate)
         )
         self.points, self.targets = built.points, built.targets
-        self.spec = optimizer
-        self.base_lr = lr  # what a fresh optimizer (resume) is built with
-        self.optimizer = optimizer.make(self.model.parameters(), lr)
-        self.schedule = Schedule(scheduler, self.optimizer)
+        self.optimizer = setup.optimizer.make(self.model.parameters(), setup.lr)
+        self.schedule = Schedule(setup.scheduler, self.optimizer)
         # dropout draws from torch's default generator: each session keeps its own state
-        self.rng = built.rng if dropout > 0 else None
+        self.rng = built.rng if setup.dropout > 0 else None
         self.named = dict(self.model.named_parameters())
-        check(amp, self.dtype_of_params)
-        self.amp = Amp(amp)
+        check(setup.amp, self.dtype_of_params)
+        self.amp = Amp(setup.amp)
         # the model's buffers are written in place (train, resume, restore): found once here, not
         # by a walk over its modules on every answer
         self.buffers = dict(self.model.named_buffers())
         self.setting = Setting(
-            stateful=optimizer.stateful,
+            stateful=setup.optimizer.stateful,
             mode_matters=self.rng is not None or bool(self.buffers),
             buffers=bool(self.buffers),
-            scheduler=scheduler is not None,
+            scheduler=setup.scheduler is not None,
             grad_scaler=self.amp.scaler is not None,
         )
         self.running = Running()
         self.ckpt = Checkpoint()
         self.autograd = Graph(self.named)
-        how = None if amp is None else amp.dtype
-        self.style = Style(accumulate, max_norm, softmax_before_loss, how, self.setting.grad_scaler)
-        self.program = program_for(toggles, accumulate, self.setting.grad_scaler)
+        how = None if setup.amp is None else setup.amp.dtype
+        scaler = self.setting.grad_scaler
+        self.style = Style(accumulate, setup.max_norm, setup.softmax_before_loss, how, scaler)
+        # the setup's program, else the correct loop: either is in the initial state captured below
+        self.program = list(setup.program) or program_for(NO_BUGS, accumulate, scaler)
         self.describe_program()
         self.cursor = 0
         self.iteration = 0  # forward calls so far
@@ -115,7 +99,7 @@ class Lab:
 
     def forward(self) -> None:
         """``out = model(X)``: the next batch through the model; a fresh graph."""
-        if isinstance(self.batches, scenarios.MicroBatches):
+        if isinstance(self.batches, MicroBatches):
             x, self.y, self.share = self.batches.next()
         else:
             x, self.y = self.batches.next()
@@ -131,10 +115,10 @@ class Lab:
         if self.out is None:
             raise LineError("loss", "loss needs an output: run forward first")
         with self.amp.autocast():
-            out = self.out.softmax(dim=1) if self.softmax_before_loss else self.out
+            out = self.out.softmax(dim=1) if self.setup.softmax_before_loss else self.out
             loss = self.loss_fn(out, self.y)
-            if self.accumulate > 1:  # an uneven split weighs each part by its share (README)
-                k = self.accumulate
+            k = self.setup.accumulate
+            if k > 1:  # an uneven split weighs each part by its share (README)
                 loss = loss / k if self.share * k == 1 else loss * self.share
         self.loss_tensor, self.loss_spent = loss, False
         self.loss_value = loss.item()
@@ -246,7 +230,7 @@ class Lab:
     def resume(self) -> None:
         """A fresh model and optimizer (train mode, every .grad None, no optimizer state, the
         creation lr), then ``load_state_dict`` of what the checkpoint holds."""
-        held = self.ckpt.resume(self.model, self.optimizer, self.spec, self.base_lr)
+        held = self.ckpt.resume(self.model, self.optimizer, self.setup.optimizer, self.setup.lr)
         self.named = dict(self.model.named_parameters())  # new tensors: see ckpt.resume
         self.autograd.names.add(self.named)  # a graph of the old ones still names its leaves
         self.amp.load_state_dict(held)  # a fresh scaler unless ckpt holds one
@@ -265,7 +249,7 @@ class Lab:
         row = ENTRIES[entry]
         method: Callable[..., None] = getattr(self, row.method)
         # warnings and torch's default generator are process-wide: one line at a time
-        with scenarios.TORCH_LOCK, warnings.catch_warnings(record=True) as caught:
+        with TORCH_LOCK, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 method(**row.kwargs)
@@ -302,7 +286,7 @@ class Lab:
         self.describe_program()
 
     def set_toggles(self, toggles: Toggles) -> None:
-        self.set_program(program_for(toggles, self.accumulate, self.setting.grad_scaler))
+        self.set_program(program_for(toggles, self.setup.accumulate, self.setting.grad_scaler))
 
     @property
     def toggles(self) -> Toggles:
@@ -360,7 +344,7 @@ class Lab:
         """``model(x)``; dropout draws from this session's own generator state."""
         if self.rng is None or not self.model.training:
             return self.model(x)  # type: ignore[no-any-return]
-        out, self.rng = scenarios.with_rng(self.model, x, self.rng)
+        out, self.rng = with_rng(self.model, x, self.rng)
         return out
 
     def _did(

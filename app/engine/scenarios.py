@@ -1,43 +1,21 @@
-"""The lesson's models and data: what a Lab trains, and how it draws its batches.
+"""The lesson's models and data: what a Lab trains.
 
-A scenario builds the live pieces (model, loss function, data) and owns the batch
-order. It knows nothing of the loop lines; ``lab.py`` runs those.
+A scenario builds the live pieces (model, loss function, data) and picks their batch order
+(``batches.py``). It knows nothing of the loop lines; ``lab.py`` runs those.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
 import torch
 from torch import nn
 
-# torch.manual_seed, torch's default generator and the warnings filters are process-global:
-# building two seeded models, or running two lines that draw dropout masks or catch
-# warnings, at once in two threads would mix them, so all of these take this lock.
-TORCH_LOCK = threading.RLock()
-_SEED_LOCK = TORCH_LOCK
-
-
-def with_rng(
-    model: nn.Module, x: torch.Tensor, rng: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``model(x)`` drawing from ``rng``, a session's own generator state, swapped into torch's
-    default generator (process-wide) for the forward and back out after it; and the state
-    after the draws."""
-    with TORCH_LOCK:
-        saved = torch.get_rng_state()
-        torch.set_rng_state(rng)
-        try:
-            out = model(x)
-        finally:
-            rng = torch.get_rng_state()
-            torch.set_rng_state(saved)
-    return out, rng
+from app.engine.batches import Batches, Epochs, FullBatch
+from app.engine.torchlock import TORCH_LOCK
 
 
 @dataclass(frozen=True)
@@ -50,14 +28,6 @@ class ScenarioInfo:
     batch_size: int
     train_size: int
     accumulate: tuple[int, ...]  # the micro-batch counts that divide its batch
-
-
-class Batches(Protocol):
-    """Where the next batch comes from; its position is part of a session's state."""
-
-    def next(self) -> tuple[torch.Tensor, torch.Tensor]: ...
-    def state(self) -> dict[str, Any]: ...
-    def restore(self, state: dict[str, Any]) -> None: ...
 
 
 @dataclass
@@ -101,22 +71,6 @@ NEURON_X = ((1.0,), (2.0,), (3.0,), (4.0,))
 NEURON_Y = ((2.0,), (3.0,), (5.0,), (6.0,))
 
 
-class FullBatch:
-    """The neuron always sees all four points."""
-
-    def __init__(self, x: torch.Tensor, y: torch.Tensor) -> None:
-        self.x, self.y = x, y
-
-    def next(self) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.x, self.y
-
-    def state(self) -> dict[str, Any]:
-        return {}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        pass
-
-
 @lru_cache(maxsize=1)
 def neuron_template() -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
     x, y = torch.tensor(NEURON_X), torch.tensor(NEURON_Y)
@@ -149,33 +103,6 @@ def moons_data(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
         x, labels, test_size=0.25, stratify=labels, random_state=seed
     )
     return torch.tensor(x_train), torch.tensor(y_train)
-
-
-class Epochs:
-    """Batches of 32 in a fresh order each epoch: ``rng.permutation(n)`` drawn once per epoch."""
-
-    def __init__(self, x: torch.Tensor, y: torch.Tensor, seed: int, size: int) -> None:
-        self.x, self.y, self.size = x, y, size
-        self.rng = np.random.default_rng(seed)
-        self.order: np.ndarray | None = None
-        self.start = 0
-
-    def next(self) -> tuple[torch.Tensor, torch.Tensor]:
-        n = len(self.y)
-        if self.order is None or self.start >= n:
-            self.order, self.start = self.rng.permutation(n), 0
-        idx = torch.from_numpy(self.order[self.start : self.start + self.size])
-        self.start += self.size
-        return self.x[idx], self.y[idx]
-
-    def state(self) -> dict[str, Any]:
-        order = None if self.order is None else self.order.copy()
-        return {"rng": self.rng.bit_generator.state, "order": order, "start": self.start}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.rng.bit_generator.state = state["rng"]
-        self.order = None if state["order"] is None else state["order"].copy()
-        self.start = state["start"]
 
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -217,7 +144,7 @@ def moons_template(
     x, y = moons_data(seed)
     kind = DTYPES[dtype]
     x = x.to(kind)
-    with _SEED_LOCK, torch.random.fork_rng(devices=[]):
+    with TORCH_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)  # right before the model is built, as the lesson does
         model = nn.Sequential(*moons_layers(dropout, batchnorm)).to(kind)
         rng = torch.get_rng_state()
@@ -268,38 +195,6 @@ def build_parabola(
     y = torch.tensor([theta_star], dtype=torch.float64)
     loss_fn = HalfCurvatureLoss(curvature)
     return Built(Parabola(), loss_fn, FullBatch(x, y), x.reshape(1, 1), y)
-
-
-# -- accumulating on purpose ------------------------------------------------------
-
-
-class MicroBatches:
-    """Each batch split into k micro-batches, handed out one per forward.
-
-    Alongside each micro-batch comes its share of the batch, |B_j| / n: 1/k when the
-    split is even, the weight that keeps the sum exact when it is not (a batch of 22).
-    """
-
-    def __init__(self, batches: Batches, k: int) -> None:
-        self.batches, self.k = batches, k
-        self.pending: list[tuple[torch.Tensor, torch.Tensor, float]] = []
-
-    def next(self) -> tuple[torch.Tensor, torch.Tensor, float]:
-        if not self.pending:
-            x, y = self.batches.next()
-            n = len(y)
-            self.pending = [
-                (xj, yj, len(yj) / n)
-                for xj, yj in zip(x.tensor_split(self.k), y.tensor_split(self.k), strict=True)
-            ]
-        return self.pending.pop(0)
-
-    def state(self) -> dict[str, Any]:
-        return {"batches": self.batches.state(), "pending": list(self.pending)}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.batches.restore(state["batches"])
-        self.pending = list(state["pending"])
 
 
 # -- registry -------------------------------------------------------------------

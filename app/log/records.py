@@ -1,5 +1,6 @@
-"""The log's records: what a session was created with (Setup), what was done to it (Event), what one
-action changed in the log (Change) and a log as the database reads it back (Saved).
+"""The log's records: what a session was created with (Setup, defined in the engine: a Lab is
+built from it), what was done to it (Event), what one action changed in the log (Change) and a log
+as the database reads it back (Saved).
 
 Plain data with their JSON forms; the timeline writes them, the database keeps them, the export
 reads them. Imports the engine only.
@@ -7,108 +8,14 @@ reads them. Imports the engine only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from app.engine import Lab, LabState, LineError
-from app.engine.amp import AmpSpec
-from app.engine.optimizers import OptimizerSpec, SchedulerSpec
+from app.engine.setup import Setup
 
-
-@dataclass(frozen=True)
-class Setup:
-    """What a session is created with: everything a Lab is built from."""
-
-    scenario: str
-    lr: float
-    seed: int
-    optimizer: OptimizerSpec
-    accumulate: int = 1
-    options: dict[str, float] = field(default_factory=dict)
-    program: tuple[str, ...] = ()
-    max_norm: float = 1.0
-    scheduler: SchedulerSpec | None = None
-    dropout: float = 0.0  # moons only, like the three below
-    batchnorm: bool = False
-    softmax_before_loss: bool = False
-    dtype: str = "float64"
-    amp: AmpSpec | None = None  # float32 models only
-
-    def build(self) -> Lab:
-        lab = Lab(
-            self.scenario,
-            self.lr,
-            self.seed,
-            optimizer=self.optimizer,
-            accumulate=self.accumulate,
-            options=self.options,
-            max_norm=self.max_norm,
-            scheduler=self.scheduler,
-            dropout=self.dropout,
-            batchnorm=self.batchnorm,
-            softmax_before_loss=self.softmax_before_loss,
-            dtype=self.dtype,
-            amp=self.amp,
-        )
-        if self.program:
-            lab.set_program(list(self.program))
-        return lab
-
-    def key(self) -> str:
-        """The setup as one string: equal setups, equal keys (what is shared between the
-        sessions of one setup is kept under it)."""
-        return json.dumps(self.to_json(), sort_keys=True)
-
-    def to_json(self) -> dict[str, Any]:
-        o = self.optimizer
-        optimizer: dict[str, Any] = (
-            {"kind": "adam", "betas": list(o.betas), "weight_decay": o.weight_decay}
-            if o.kind == "adam"
-            else {"kind": "sgd", "momentum": o.momentum, "weight_decay": o.weight_decay}
-        )
-        return {
-            "scenario": self.scenario,
-            "lr": self.lr,
-            "seed": self.seed,
-            "optimizer": optimizer,
-            "accumulate": self.accumulate,
-            "options": dict(self.options),
-            "program": list(self.program),
-            "max_norm": self.max_norm,
-            "scheduler": None if self.scheduler is None else self.scheduler.describe(),
-            "dropout": self.dropout,
-            "batchnorm": self.batchnorm,
-            "softmax_before_loss": self.softmax_before_loss,
-            "dtype": self.dtype,
-            "amp": None if self.amp is None else self.amp.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Setup:
-        o = data["optimizer"]
-        spec = (
-            OptimizerSpec("adam", weight_decay=o["weight_decay"], betas=tuple(o["betas"]))
-            if o["kind"] == "adam"
-            else OptimizerSpec("sgd", momentum=o["momentum"], weight_decay=o["weight_decay"])
-        )
-        return cls(
-            data["scenario"],
-            data["lr"],
-            data["seed"],
-            spec,
-            data["accumulate"],
-            dict(data["options"]),
-            tuple(data["program"]),
-            # logs stored before these existed have the defaults
-            float(data.get("max_norm", 1.0)),
-            SchedulerSpec.read(data.get("scheduler")),
-            float(data.get("dropout", 0.0)),
-            bool(data.get("batchnorm", False)),
-            bool(data.get("softmax_before_loss", False)),
-            str(data.get("dtype", "float64")),
-            AmpSpec.read(data.get("amp")),
-        )
+# Setup, defined in the engine, is a log's first record: the layers above import it from here
+__all__ = ["AT_END", "Change", "Event", "KeyframeSource", "Saved", "Setup"]
 
 
 @dataclass(frozen=True, slots=True)

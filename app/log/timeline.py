@@ -50,11 +50,9 @@ class Timeline:
     ) -> None:
         self.setup, self.journal, self.keep, self.every = setup, journal, keep, every
         self._spacing = every  # events between keyframes now (wider during a run)
-        self.lab = setup.build()
+        self.lab = Lab(setup)
         self._spare: Lab | None = None  # the scratch copy's Lab, built once (see scratch)
-        # the Lab's initial state is the same moment (never changed, so shared), unless the
-        # setup gave a program: it was set after that state was captured
-        self._start(None if setup.program else self.lab.initial)
+        self._start(self.lab.initial)  # the same moment (never changed, so shared)
         self.change = Change()
 
     @classmethod
@@ -235,7 +233,7 @@ class Timeline:
         state = self.keyframes.state(seq, self.journal)
         # one Lab per timeline, restored whole each time (as a rewind restores the live one):
         # building a model again costs more than the replay
-        lab = self._spare = self._spare or self.setup.build()
+        lab = self._spare = self._spare or Lab(self.setup)
         lab.restore(state, whole=True)
         return lab, [(n, self.events[n - self.first]) for n in range(seq + 1, head + 1)]
 

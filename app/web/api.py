@@ -10,8 +10,7 @@ import torch
 from fastapi import APIRouter, Query, Request, Response
 
 from app import export
-from app.engine import Toggles
-from app.engine import scenarios as catalogue
+from app.engine import Toggles, scenarios
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import program_for
@@ -42,7 +41,7 @@ NEW_ANSWERS = SharedAnswers(32)  # a new session's answer by setup (see create_s
 
 @router.get("/scenarios", response_model=list[ScenarioOut])
 def list_scenarios() -> list[Any]:
-    return [info for info, _ in catalogue.SCENARIOS.values()]
+    return [info for info, _ in scenarios.SCENARIOS.values()]
 
 
 @router.get("/presets", response_model=list[PresetOut])
@@ -87,7 +86,7 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
     if body.snapshot is not None:
         session = await pool.run(sessions.from_snapshot, body.snapshot)
     else:
-        info = catalogue.info(body.scenario)
+        info = scenarios.info(body.scenario)
         toggles = Toggles(body.skip_zero_grad, body.step_first)
         scaler = body.amp == "float16" and body.grad_scaler is not False
         default = program_for(toggles, body.accumulate, scaler)
@@ -159,7 +158,9 @@ async def patch_session(call: Call, body: PatchSession) -> Response:
                 now.step_first if first is None else first,
             )
             lab = timeline.lab
-            timeline.set_program(program_for(toggles, lab.accumulate, lab.setting.grad_scaler))
+            timeline.set_program(
+                program_for(toggles, lab.setup.accumulate, lab.setting.grad_scaler)
+            )
 
     return await call.act(change)
 

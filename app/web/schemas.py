@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.engine import scenarios as catalogue
+from app.engine import scenarios
 from app.engine.effects import STORES
 from app.engine.entries import ENTRIES
 from app.engine.program import MAX_PROGRAM
@@ -107,7 +107,7 @@ class CreateSession(Body):
     def fits_the_scenario(self) -> Self:
         if self.snapshot is not None and self.model_fields_set - {"snapshot"}:
             raise ValueError("a snapshot brings its own setup: send it alone")
-        allowed = catalogue.info(self.scenario).accumulate
+        allowed = scenarios.info(self.scenario).accumulate
         if self.accumulate not in allowed:
             raise ValueError(f"accumulate must be one of {list(allowed)} for {self.scenario}")
         if self.scenario != "parabola" and (self.curvature, self.theta_star) != (None, None):

@@ -8,7 +8,9 @@ import torch
 
 from app.engine import Lab, LineError
 from app.engine.amp import AmpSpec
+from app.engine.optimizers import PLAIN_SGD
 from app.engine.program import CORRECT
+from app.engine.setup import Setup
 from support.oracle import Plain
 from tests.engine.test_lab import assert_same
 from tests.engine.test_real_loop import both
@@ -21,7 +23,7 @@ SCALED = [*CORRECT, "scaler_update"]
 def test_bfloat16_losses_gradients_and_params_equal_plain_pytorch(scenario: str) -> None:
     lr = 0.05 if scenario == "neuron" else 0.3
     moons = {"dtype": "float32"} if scenario == "moons" else {}
-    lab = Lab(scenario, lr, 0, amp=BF16, **moons)  # type: ignore[arg-type]
+    lab = Lab(Setup(scenario, lr, 0, PLAIN_SGD, amp=BF16, **moons))  # type: ignore[arg-type]
     plain = Plain(scenario, lr, 0, dtype=torch.float32, amp="bfloat16")
     losses = []
     for _ in range(12):
@@ -47,7 +49,7 @@ def test_bfloat16_losses_gradients_and_params_equal_plain_pytorch(scenario: str)
 
 
 def test_the_graph_shows_each_nodes_dtype_under_autocast() -> None:
-    lab = Lab("neuron", 0.05, 0, amp=BF16)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=BF16))
     lab.run_line("forward")
     lab.run_line("loss")
     nodes = {n["label"]: n["dtype"] for n in lab.view()["graph"]["nodes"]}
@@ -58,7 +60,7 @@ def test_the_graph_shows_each_nodes_dtype_under_autocast() -> None:
 
 
 def test_float16_scaler_skips_the_first_steps_while_the_scale_comes_down() -> None:
-    lab = Lab("neuron", 0.05, 0, amp=FP16)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=FP16))
     plain = Plain("neuron", 0.05, 0, dtype=torch.float32, amp="float16")
     assert lab.program == SCALED
     snap = lab.view()
@@ -98,9 +100,9 @@ def test_float16_scaler_skips_the_first_steps_while_the_scale_comes_down() -> No
 def test_float16_without_a_scaler_is_the_scaled_run_five_iterations_early() -> None:
     """What the preset's explanation says: nothing underflows on the worked example, and a
     power-of-two scale is exact, so the scaled run gives the same numbers, 5 iterations late."""
-    unscaled = Lab("neuron", 0.05, 0, amp=AmpSpec("float16", scaler=False))
-    scaled = Lab("neuron", 0.05, 0, amp=FP16)
-    plain32 = Lab("neuron", 0.05, 0)
+    unscaled = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=AmpSpec("float16", scaler=False)))
+    scaled = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=FP16))
+    plain32 = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     assert unscaled.view()["preset"] == "float16_without_scaler"
     assert scaled.view()["preset"] == "correct"
     for lab in (unscaled, scaled, plain32):
@@ -111,12 +113,12 @@ def test_float16_without_a_scaler_is_the_scaled_run_five_iterations_early() -> N
     assert a[1] == pytest.approx(0.55404, abs=1e-5)
     assert plain32.history[1]["loss"] == pytest.approx(0.55219, abs=1e-5)
     plain = Plain("neuron", 0.05, 0, dtype=torch.float32, amp="float16", grad_scaler=False)
-    fresh = Lab("neuron", 0.05, 0, amp=AmpSpec("float16", scaler=False))
+    fresh = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=AmpSpec("float16", scaler=False)))
     both(list(CORRECT), fresh, plain, times=10)
 
 
 def test_the_scaler_refuses_in_pytorchs_words_and_changes_nothing() -> None:
-    lab = Lab("neuron", 0.05, 0, amp=FP16)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=FP16))
     for entry in ("forward", "loss", "backward", "step"):
         lab.run_line(entry)
     before = lab.view()
@@ -128,7 +130,7 @@ def test_the_scaler_refuses_in_pytorchs_words_and_changes_nothing() -> None:
     with pytest.raises(LineError, match="No inf checks were recorded prior to update"):
         lab.run_line("scaler_update")
     with pytest.raises(LineError, match="needs a GradScaler"):
-        Lab("neuron", 0.05, 0, amp=BF16).run_line("scaler_update")
+        Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=BF16)).run_line("scaler_update")
 
 
 @pytest.mark.parametrize(
@@ -136,12 +138,12 @@ def test_the_scaler_refuses_in_pytorchs_words_and_changes_nothing() -> None:
 )
 def test_amp_on_a_float64_model_is_refused(scenario: str, options: dict[str, str]) -> None:
     with pytest.raises(ValueError, match="amp needs a float32 model: this one is float64"):
-        Lab(scenario, 0.1, 0, amp=BF16, **options)  # type: ignore[arg-type]
+        Lab(Setup(scenario, 0.1, 0, PLAIN_SGD, amp=BF16, **options))  # type: ignore[arg-type]
 
 
 def test_capture_and_restore_carry_the_scaler_mid_iteration() -> None:
     """After scaler.step and before update: the stage and what unscale found are state too."""
-    lab = Lab("neuron", 0.05, 0, amp=FP16)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=FP16))
     lab.run(2)
     for _ in range(5):  # forward, loss, zero_grad, backward, step
         lab.next()
@@ -161,7 +163,7 @@ def test_capture_and_restore_carry_the_scaler_mid_iteration() -> None:
 
 
 def test_a_checkpoint_holds_the_scaler_and_a_model_only_one_starts_it_over() -> None:
-    lab = Lab("neuron", 0.05, 0, amp=FP16)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=FP16))
     lab.run(7)
     assert lab.view()["scaler"]["scale"] == 2048.0
     lab.run_line("checkpoint")

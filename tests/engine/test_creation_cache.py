@@ -10,6 +10,8 @@ import torch
 from torch import nn
 
 from app.engine import Lab, scenarios
+from app.engine.optimizers import PLAIN_SGD
+from app.engine.setup import Setup
 
 
 def lesson_model(seed: int, dropout: float, batchnorm: bool, dtype: torch.dtype) -> nn.Module:
@@ -29,7 +31,9 @@ def test_a_copy_is_the_lessons_model_bit_for_bit(
         want = lesson_model(seed, dropout, batchnorm, kind)
         rng_after = torch.get_rng_state()
     for _ in range(2):  # the second comes from the cache
-        lab = Lab("moons", 0.3, seed, dropout=dropout, batchnorm=batchnorm, dtype=dtype)
+        lab = Lab(
+            Setup("moons", 0.3, seed, PLAIN_SGD, dropout=dropout, batchnorm=batchnorm, dtype=dtype)
+        )
         got = dict(lab.model.named_parameters())
         assert got.keys() == dict(want.named_parameters()).keys()
         for name, p in want.named_parameters():
@@ -43,7 +47,10 @@ def test_a_copy_is_the_lessons_model_bit_for_bit(
 def test_copies_are_independent_and_leave_the_template_alone() -> None:
     template = scenarios.moons_template(0, 0.0, True, "float64")[0]
     before = {n: t.clone() for n, t in template.state_dict().items()}
-    a, b = Lab("moons", 0.3, 0, batchnorm=True), Lab("moons", 0.3, 0, batchnorm=True)
+    a, b = (
+        Lab(Setup("moons", 0.3, 0, PLAIN_SGD, batchnorm=True)),
+        Lab(Setup("moons", 0.3, 0, PLAIN_SGD, batchnorm=True)),
+    )
     a.run(3)  # steps parameters in place, updates BatchNorm's running statistics
     a.eval()
     assert all(p.grad is None for p in b.named.values()) and b.model.training
@@ -52,7 +59,7 @@ def test_copies_are_independent_and_leave_the_template_alone() -> None:
         assert torch.equal(t, before[name])
         assert torch.equal(b.model.state_dict()[name], t)
         assert t.data_ptr() != a.model.state_dict()[name].data_ptr()
-    fresh = Lab("moons", 0.3, 0, batchnorm=True)
+    fresh = Lab(Setup("moons", 0.3, 0, PLAIN_SGD, batchnorm=True))
     fresh.run(3)
     assert a.view()["params"] != b.view()["params"]
     for p, q in zip(fresh.named.values(), a.named.values(), strict=True):
@@ -60,10 +67,10 @@ def test_copies_are_independent_and_leave_the_template_alone() -> None:
 
 
 def test_the_data_is_shared_read_only() -> None:
-    a, b = Lab("moons", 0.3, 0), Lab("moons", 0.3, 0)
+    a, b = Lab(Setup("moons", 0.3, 0, PLAIN_SGD)), Lab(Setup("moons", 0.3, 0, PLAIN_SGD))
     assert a.points is b.points and a.targets is b.targets
     assert a.model is not b.model
-    n1, n2 = Lab("neuron", 0.05, 0), Lab("neuron", 0.05, 0)
+    n1, n2 = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD)), Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     n1.run(1)
     assert [p.item() for p in n2.named.values()] == [0.0, 0.0]
     grads = [n1.named["weight"].grad, n1.named["bias"].grad]

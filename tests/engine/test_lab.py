@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from app.engine import Lab, LineError, Toggles, answer
 from app.engine.amp import AmpSpec
 from app.engine.entries import ENTRIES
+from app.engine.optimizers import PLAIN_SGD
+from app.engine.setup import Setup
 from support.oracle import Plain
 
 
@@ -26,7 +28,7 @@ def grads(lab: Lab) -> tuple[float, float]:
 
 
 def test_worked_example_with_zero_grad() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     lab.run(1)
     assert grads(lab) == (-23.5, -8.0)
     assert wb(lab) == pytest.approx((1.175, 0.4))
@@ -39,7 +41,8 @@ def test_worked_example_with_zero_grad() -> None:
 
 
 def test_worked_example_without_zero_grad() -> None:
-    lab = Lab("neuron", 0.05, 0, Toggles(skip_zero_grad=True))
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
+    lab.set_toggles(Toggles(skip_zero_grad=True))
     assert lab.program == ["forward", "loss", "backward", "step"]
     lab.run(2)
     assert grads(lab) == pytest.approx((-27.375, -9.325), abs=1e-5)
@@ -51,7 +54,8 @@ def test_worked_example_without_zero_grad() -> None:
 
 def test_worked_example_matches_plain_pytorch_exactly() -> None:
     for skip in (False, True):
-        lab = Lab("neuron", 0.05, 0, Toggles(skip_zero_grad=skip))
+        lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
+        lab.set_toggles(Toggles(skip_zero_grad=skip))
         plain = Plain("neuron", 0.05)
         for _ in range(3):
             lab.run(1)
@@ -61,7 +65,8 @@ def test_worked_example_matches_plain_pytorch_exactly() -> None:
 
 
 def test_step_first_moves_nothing() -> None:
-    lab = Lab("neuron", 0.05, 0, Toggles(step_first=True))
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
+    lab.set_toggles(Toggles(step_first=True))
     assert lab.program == ["forward", "loss", "zero_grad", "step", "backward"]
     lab.run(3)
     assert wb(lab) == (0.0, 0.0)
@@ -70,7 +75,7 @@ def test_step_first_moves_nothing() -> None:
 
 
 def test_backward_twice_is_pytorchs_error_and_changes_nothing() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     lab.forward()
     lab.loss()
     lab.backward()
@@ -84,7 +89,7 @@ def test_backward_twice_is_pytorchs_error_and_changes_nothing() -> None:
 
 
 def test_retain_graph_adds_the_gradient_twice() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     lab.forward()
     lab.loss()
     lab.backward(retain_graph=True)
@@ -95,7 +100,7 @@ def test_retain_graph_adds_the_gradient_twice() -> None:
 
 
 def test_zero_grad_none_is_not_zeros() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     lab.run(1)
     lab.zero_grad(set_to_none=False)
     assert [p["grad"] for p in lab.view()["params"]] == [[[0.0]], [0.0]]
@@ -104,7 +109,7 @@ def test_zero_grad_none_is_not_zeros() -> None:
 
 
 def test_lines_out_of_order_say_what_they_need() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     with pytest.raises(LineError, match="run forward first"):
         lab.loss()
     with pytest.raises(LineError, match="run loss first"):
@@ -122,7 +127,7 @@ def test_lines_out_of_order_say_what_they_need() -> None:
 
 
 def test_moons_150_iterations_match_the_lesson() -> None:
-    lab = Lab("moons", 0.3, 0)
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD))
     plain = Plain("moons", 0.3, 0)
     lab.run(150)
     losses = []
@@ -138,7 +143,7 @@ def test_moons_150_iterations_match_the_lesson() -> None:
 
 
 def test_moons_batches_are_32_then_22() -> None:
-    lab = Lab("moons", 0.3, 0)
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD))
     sizes = []
     for _ in range(6):
         lab.forward()
@@ -148,7 +153,8 @@ def test_moons_batches_are_32_then_22() -> None:
 
 
 def test_reset_and_restore() -> None:
-    lab = Lab("moons", 0.3, 0, Toggles(skip_zero_grad=True))
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD))
+    lab.set_toggles(Toggles(skip_zero_grad=True))
     first = lab.view()
     lab.run(7)
     lab.lr = 0.1
@@ -165,13 +171,14 @@ def test_reset_and_restore() -> None:
     assert reset["history"] == [] and reset["graph"]["status"] == "empty"
     lab.lr = 0.3
     lab.run(1)
-    fresh = Lab("moons", 0.3, 0, Toggles(skip_zero_grad=True))
+    fresh = Lab(Setup("moons", 0.3, 0, PLAIN_SGD))
+    fresh.set_toggles(Toggles(skip_zero_grad=True))
     fresh.run(1)
     assert lab.view()["params"] == fresh.view()["params"]
 
 
 def test_toggle_mid_iteration_keeps_the_lines_already_run() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     lab.next()
     lab.next()  # forward, loss done; zero_grad next
     lab.set_toggles(Toggles(skip_zero_grad=True))
@@ -181,7 +188,7 @@ def test_toggle_mid_iteration_keeps_the_lines_already_run() -> None:
 
 
 def test_graph_labels_are_pytorchs() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     assert lab.graph() == {"status": "empty", "nodes": [], "edges": [], "out_dtype": None}
     lab.forward()
     assert lab.graph()["out_dtype"] == "float32"
@@ -196,7 +203,7 @@ def test_graph_labels_are_pytorchs() -> None:
 
 
 def test_diverging_training_keeps_pytorchs_non_finite_values() -> None:
-    lab = Lab("neuron", 100.0, 0)
+    lab = Lab(Setup("neuron", 100.0, 0, PLAIN_SGD))
     lab.run(40)
     snap = lab.view()
     values = [snap["params"][0]["value"][0][0], snap["loss"]]
@@ -244,7 +251,7 @@ def same_line(lab: Lab, plain: Plain, line: str) -> None:
 )
 def test_random_programs_equal_plain_pytorch(scenario: str, lines: list[str]) -> None:
     lr = 0.05 if scenario == "neuron" else 0.3
-    lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
+    lab, plain = Lab(Setup(scenario, lr, 0, PLAIN_SGD)), Plain(scenario, lr, 0)
     for line in lines:
         same_line(lab, plain, line)
 
@@ -261,7 +268,7 @@ def test_a_graph_built_before_resume_backpropagates_into_the_old_model(
     scenario: str, lines: list[str]
 ) -> None:
     lr = 0.05 if scenario == "neuron" else 0.3
-    lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
+    lab, plain = Lab(Setup(scenario, lr, 0, PLAIN_SGD)), Plain(scenario, lr, 0)
     for line in lines:
         plain.line(line)
         lab.run_line(line)
@@ -295,7 +302,7 @@ def test_random_programs_with_amp_equal_plain_pytorch(
     dtype, scaler = AMP_SETUPS[amp]
     spec = AmpSpec(dtype, scaler)  # type: ignore[arg-type]
     moons = {"dtype": "float32"} if scenario == "moons" else {}
-    lab = Lab(scenario, lr, 0, amp=spec, **moons)  # type: ignore[arg-type]
+    lab = Lab(Setup(scenario, lr, 0, PLAIN_SGD, amp=spec, **moons))  # type: ignore[arg-type]
     plain = Plain(scenario, lr, 0, dtype=torch.float32, amp=dtype, grad_scaler=scaler)
     for line in lines:
         same_line(lab, plain, line)
@@ -306,7 +313,7 @@ def test_random_programs_with_amp_equal_plain_pytorch(
 
 
 def test_history_since_any_number() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     lab.run(3)
     assert [h["n"] for h in answer.history_since(lab.history, 0)] == [0, 1, 2]
     assert [h["n"] for h in answer.history_since(lab.history, 2)] == [2]
@@ -316,7 +323,8 @@ def test_history_since_any_number() -> None:
 def test_both_bugs_on_moons_is_pytorchs_inplace_error_and_a_freed_graph() -> None:
     """step moves the weights the graph saved, then backward: PyTorch's own RuntimeError. It
     freed what it walked, so the graph shows freed and a retry says so in PyTorch's words."""
-    lab = Lab("moons", 0.3, 0, Toggles(skip_zero_grad=True, step_first=True))
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD))
+    lab.set_toggles(Toggles(skip_zero_grad=True, step_first=True))
     lab.run(1)
     stores = {k: v for k, v in lab.view().items() if k != "graph"}
     with pytest.raises(LineError, match="modified by an inplace operation") as caught:

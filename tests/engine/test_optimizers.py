@@ -6,6 +6,7 @@ import torch
 
 from app.engine import Lab
 from app.engine.optimizers import OptimizerSpec
+from app.engine.setup import Setup
 from support.oracle import Plain
 from tests.engine.test_lab import assert_same
 
@@ -18,7 +19,7 @@ def run_plain(plain: Plain, iterations: int) -> None:
 
 def test_momentum_state_matches_plain_pytorch() -> None:
     spec = OptimizerSpec("sgd", momentum=0.9, weight_decay=0.01)
-    lab = Lab("moons", 0.1, 0, optimizer=spec)
+    lab = Lab(Setup("moons", 0.1, 0, spec))
     plain = Plain("moons", 0.1, 0, momentum=0.9, weight_decay=0.01)
     assert all(row["state"] == {} for row in lab.view()["optimizer_state"])
     lab.run(20)
@@ -40,7 +41,7 @@ def test_momentum_state_matches_plain_pytorch() -> None:
 
 def test_adam_state_matches_plain_pytorch() -> None:
     spec = OptimizerSpec("adam", betas=(0.8, 0.99))
-    lab = Lab("neuron", 0.05, 0, optimizer=spec)
+    lab = Lab(Setup("neuron", 0.05, 0, spec))
     plain = Plain("neuron", 0.05, optimizer="adam", betas=(0.8, 0.99))
     lab.run(7)
     run_plain(plain, 7)
@@ -53,12 +54,12 @@ def test_adam_state_matches_plain_pytorch() -> None:
 
 
 def test_reset_empties_the_optimizer_state() -> None:
-    lab = Lab("neuron", 0.05, 0, optimizer=OptimizerSpec("adam"))
+    lab = Lab(Setup("neuron", 0.05, 0, OptimizerSpec("adam")))
     lab.run(3)
     lab.reset()
     assert all(row["state"] == {} for row in lab.view()["optimizer_state"])
     lab.run(3)
-    fresh = Lab("neuron", 0.05, 0, optimizer=OptimizerSpec("adam"))
+    fresh = Lab(Setup("neuron", 0.05, 0, OptimizerSpec("adam")))
     fresh.run(3)
     for p, q in zip(lab.named.values(), fresh.named.values(), strict=True):
         assert torch.equal(p, q)

@@ -6,10 +6,12 @@ import pytest
 import torch
 
 from app.engine import Lab
+from app.engine.optimizers import PLAIN_SGD
+from app.engine.setup import Setup
 
 
 def test_neuron_line_is_the_models() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     lab.run(2)
     view = lab.output()
     w, b = lab.named["weight"].item(), lab.named["bias"].item()
@@ -19,7 +21,7 @@ def test_neuron_line_is_the_models() -> None:
 
 
 def test_moons_boundary_is_the_models_and_touches_no_store() -> None:
-    lab = Lab("moons", 0.3, 0)
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD))
     lab.forward()
     before = lab.view()
     view = lab.output(size=4)

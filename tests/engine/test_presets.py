@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from app.engine import Lab, LineError
-from app.engine.optimizers import OptimizerSpec
+from app.engine.optimizers import PLAIN_SGD, OptimizerSpec
 from app.engine.program import PRESETS, preset_of, program_for, toggles_of
+from app.engine.setup import Setup
 from support.oracle import Plain
 from tests.engine.test_lab import assert_same, grads, wb
 
@@ -15,7 +16,7 @@ BY_NAME = {p.name: list(p.program) for p in PRESETS}
 
 
 def with_program(name: str, **kw: object) -> Lab:
-    lab = Lab("neuron", 0.05, 0, **kw)  # type: ignore[arg-type]
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, **kw))  # type: ignore[arg-type]
     lab.set_program(BY_NAME[name])
     return lab
 
@@ -68,7 +69,7 @@ def test_zeros_instead_of_none() -> None:
 def test_zeros_move_with_momentum_but_none_does_not() -> None:
     """Seed 001: with momentum a zero gradient still moves the parameter; None is skipped."""
     spec = OptimizerSpec("sgd", momentum=0.9)
-    zeros, nones = Lab("neuron", 0.05, 0, optimizer=spec), Lab("neuron", 0.05, 0, optimizer=spec)
+    zeros, nones = Lab(Setup("neuron", 0.05, 0, spec)), Lab(Setup("neuron", 0.05, 0, spec))
     plain = Plain("neuron", 0.05, momentum=0.9)
     for lab in (zeros, nones):
         lab.run(2)  # the correct loop fills the momentum buffers
@@ -87,7 +88,7 @@ def test_zeros_move_with_momentum_but_none_does_not() -> None:
 # presets that need a setup of their own: tests/engine/test_real_loop.py, with that setup
 @pytest.mark.parametrize("name", [p.name for p in PRESETS if not p.setup])
 def test_every_preset_equals_plain_pytorch_on_moons(name: str) -> None:
-    lab, plain = Lab("moons", 0.3, 0), Plain("moons", 0.3, 0)
+    lab, plain = Lab(Setup("moons", 0.3, 0, PLAIN_SGD)), Plain("moons", 0.3, 0)
     lab.set_program(BY_NAME[name])
     for _ in range(3):
         for entry in BY_NAME[name]:

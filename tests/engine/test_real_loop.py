@@ -12,8 +12,9 @@ import torch
 
 from app.engine import Lab, LineError
 from app.engine.amp import AmpSpec
-from app.engine.optimizers import OptimizerSpec, SchedulerSpec
+from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import CORRECT, PRESETS
+from app.engine.setup import Setup
 from support.oracle import Plain
 from tests.engine.test_lab import assert_same
 
@@ -54,7 +55,10 @@ def loss_nodes(tensor: torch.Tensor, name: str) -> int:
 def test_clip_grad_norm_measures_and_scales_like_pytorch(scenario: str) -> None:
     lr = 0.05 if scenario == "neuron" else 0.3
     program = ["forward", "loss", "zero_grad", "backward", "clip_grad_norm", "step"]
-    lab, plain = Lab(scenario, lr, 0, max_norm=0.5), Plain(scenario, lr, 0, max_norm=0.5)
+    lab, plain = (
+        Lab(Setup(scenario, lr, 0, PLAIN_SGD, max_norm=0.5)),
+        Plain(scenario, lr, 0, max_norm=0.5),
+    )
     for _ in range(3):
         both(program[:4], lab, plain)
         unclipped = torch.cat([p.grad.flatten() for p in lab.named.values()])  # type: ignore[union-attr]
@@ -66,7 +70,7 @@ def test_clip_grad_norm_measures_and_scales_like_pytorch(scenario: str) -> None:
         assert lab.last["writes"] == (["grad"] if lab.last["scaled"] else [])
         both(["step"], lab, plain)
     # the worked example: (-23.5, -8) has norm 24.82, scaled to 0.5
-    lab = Lab("neuron", 0.05, 0, max_norm=0.5)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, max_norm=0.5))
     for line in ("forward", "loss", "backward"):
         lab.run_line(line)
     lab.run_line("clip_grad_norm")
@@ -76,7 +80,7 @@ def test_clip_grad_norm_measures_and_scales_like_pytorch(scenario: str) -> None:
 
 def test_clip_before_backward_clips_nothing_or_stale_buffers() -> None:
     preset = list(BY_NAME["clip_before_backward"].program)
-    lab, plain = Lab("neuron", 0.05, 0), Plain("neuron", 0.05)
+    lab, plain = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD)), Plain("neuron", 0.05)
     lab.set_program(preset)
     both(preset[:4], lab, plain)
     assert lab.last is not None and lab.last["result"] == 0.0 and lab.last["scaled"] is False
@@ -84,7 +88,7 @@ def test_clip_before_backward_clips_nothing_or_stale_buffers() -> None:
     both(preset[4:], lab, plain)
     assert lab.named["weight"].item() == pytest.approx(1.175)  # the whole unclipped step
     # without zero_grad it clips the stale buffers of the last iteration
-    lab, plain = Lab("neuron", 0.05, 0), Plain("neuron", 0.05)
+    lab, plain = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD)), Plain("neuron", 0.05)
     stale = ["forward", "loss", "clip_grad_norm", "backward", "step"]
     both(stale, lab, plain, times=3)
 
@@ -95,11 +99,11 @@ def test_clip_before_backward_clips_nothing_or_stale_buffers() -> None:
 def test_scheduler_lr_after_each_step_and_the_warning(spec: dict[str, Any]) -> None:
     program = ["forward", "loss", "zero_grad", "backward", "step", "scheduler_step"]
     scheduler = SchedulerSpec.read(spec)
-    lab = Lab("moons", 0.3, 0, scheduler=scheduler)
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD, scheduler=scheduler))
     plain = Plain("moons", 0.3, 0, scheduler=spec)
     said = both(program, lab, plain, times=6)
     assert all(w == [] for w in said)
-    lab2 = Lab("moons", 0.3, 0, scheduler=scheduler)
+    lab2 = Lab(Setup("moons", 0.3, 0, PLAIN_SGD, scheduler=scheduler))
     plain2 = Plain("moons", 0.3, 0, scheduler=spec)
     lrs = []
     for _ in range(6):
@@ -113,7 +117,10 @@ def test_scheduler_lr_after_each_step_and_the_warning(spec: dict[str, Any]) -> N
         assert lrs[1] == pytest.approx(0.15) and lrs[3] == pytest.approx(0.0, abs=1e-12)
     # before the first optimizer.step: PyTorch's own warning, in its words
     preset = list(BY_NAME["scheduler_before_step"].program)
-    lab, plain = Lab("moons", 0.3, 0, scheduler=scheduler), Plain("moons", 0.3, 0, scheduler=spec)
+    lab, plain = (
+        Lab(Setup("moons", 0.3, 0, PLAIN_SGD, scheduler=scheduler)),
+        Plain("moons", 0.3, 0, scheduler=spec),
+    )
     said = both(preset, lab, plain, times=3)
     warned = said[preset.index("scheduler_step")]
     assert len(warned) == 1 and warned[0].startswith(
@@ -123,7 +130,7 @@ def test_scheduler_lr_after_each_step_and_the_warning(spec: dict[str, Any]) -> N
 
 
 def test_scheduler_step_without_a_scheduler_is_refused() -> None:
-    lab = Lab("neuron", 0.05, 0)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD))
     with pytest.raises(LineError, match="needs a scheduler"):
         lab.run_line("scheduler_step")
 
@@ -131,10 +138,10 @@ def test_scheduler_step_without_a_scheduler_is_refused() -> None:
 def test_dropout_masks_equal_plain_pytorchs() -> None:
     """p = 0.5: after 10 iterations the parameters are plain PyTorch's, bit for bit (the
     masks were the same), and not those of a loop without dropout."""
-    lab = Lab("moons", 0.3, 0, dropout=0.5)
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD, dropout=0.5))
     plain = Plain("moons", 0.3, 0, dropout=0.5)
     both(list(CORRECT), lab, plain, times=10)
-    without = Lab("moons", 0.3, 0)
+    without = Lab(Setup("moons", 0.3, 0, PLAIN_SGD))
     without.run(10)
     assert not torch.equal(lab.named["0.weight"], without.named["0.weight"])
     # eval: no masks drawn, the generator untouched
@@ -145,7 +152,7 @@ def test_dropout_masks_equal_plain_pytorchs() -> None:
 
 
 def test_batchnorm_running_statistics_change_only_in_train_mode() -> None:
-    lab = Lab("moons", 0.3, 0, batchnorm=True, dropout=0.2)
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD, batchnorm=True, dropout=0.2))
     plain = Plain("moons", 0.3, 0, batchnorm=True, dropout=0.2)
     both(list(CORRECT), lab, plain, times=3)
 
@@ -172,21 +179,21 @@ def test_logging_the_tensor_keeps_every_graph_alive() -> None:
     for scenario, node in (("neuron", "MseLossBackward0"), ("moons", "NllLossBackward0")):
         lr = 0.05 if scenario == "neuron" else 0.3
         preset = list(BY_NAME["log_tensor"].program)
-        lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
+        lab, plain = Lab(Setup(scenario, lr, 0, PLAIN_SGD)), Plain(scenario, lr, 0)
         for i in range(1, 5):
             both(preset, lab, plain)
             running = lab.view()["running_loss"]
             assert running["tensor"] and running["value"] == plain.running_loss.item()
             assert running["graphs"] == loss_nodes(plain.running_loss, node) == i
         # without backward the saved tensors stay too, growing every iteration
-        lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
+        lab, plain = Lab(Setup(scenario, lr, 0, PLAIN_SGD)), Plain(scenario, lr, 0)
         held = []
         for _ in range(3):
             both(["forward", "loss", "log_tensor"], lab, plain)
             held.append(lab.view()["running_loss"]["saved_bytes"])
         assert held[0] > 0 and held[0] < held[1] < held[2]
         # .item(): a float, nothing kept
-        lab, plain = Lab(scenario, lr, 0), Plain(scenario, lr, 0)
+        lab, plain = Lab(Setup(scenario, lr, 0, PLAIN_SGD)), Plain(scenario, lr, 0)
         both([*CORRECT, "log_item"], lab, plain, times=3)
         running = lab.view()["running_loss"]
         assert running == {
@@ -200,12 +207,12 @@ def test_logging_the_tensor_keeps_every_graph_alive() -> None:
 
 
 def test_softmax_before_cross_entropy() -> None:
-    lab = Lab("moons", 0.3, 0, softmax_before_loss=True)
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD, softmax_before_loss=True))
     plain = Plain("moons", 0.3, 0, softmax_before_loss=True)
     both(list(CORRECT), lab, plain, times=5)
     assert lab.view()["code"][1] == "loss = loss_fn(out.softmax(dim=1), y)"
     assert lab.view()["preset"] == "softmax_before_loss"
-    right = Lab("moons", 0.3, 0)
+    right = Lab(Setup("moons", 0.3, 0, PLAIN_SGD))
     right.run(5)
     assert lab.loss_value is not None and right.loss_value is not None
     assert lab.loss_value > right.loss_value
@@ -214,7 +221,7 @@ def test_softmax_before_cross_entropy() -> None:
 @pytest.mark.parametrize("model_only", [False, True])
 def test_adam_resumed_with_and_without_optimizer_state(model_only: bool) -> None:
     entry = "checkpoint(model_only=True)" if model_only else "checkpoint"
-    lab = Lab("moons", 0.01, 0, optimizer=ADAM)
+    lab = Lab(Setup("moons", 0.01, 0, ADAM))
     plain = Plain("moons", 0.01, 0, "adam")
     both(list(CORRECT), lab, plain, times=5)
     both([entry], lab, plain)
@@ -245,7 +252,7 @@ def test_without_adams_state_the_loss_jumps() -> None:
     next losses are far above those of the resume with it (the preset's point)."""
     after = {}
     for entry in ("checkpoint", "checkpoint(model_only=True)"):
-        lab = Lab("moons", 0.05, 0, optimizer=ADAM)
+        lab = Lab(Setup("moons", 0.05, 0, ADAM))
         lab.run(100)
         lab.run_line(entry)
         lab.run_line("resume")
@@ -256,7 +263,7 @@ def test_without_adams_state_the_loss_jumps() -> None:
 
 def test_resume_without_a_checkpoint_is_refused() -> None:
     with pytest.raises(LineError, match="needs a checkpoint"):
-        Lab("neuron", 0.05, 0).run_line("resume")
+        Lab(Setup("neuron", 0.05, 0, PLAIN_SGD)).run_line("resume")
 
 
 @pytest.mark.parametrize("name", [p.name for p in PRESETS if p.setup])
@@ -271,13 +278,15 @@ def test_each_new_preset_with_its_setup_equals_plain_pytorch(name: str) -> None:
     amp = setup.get("amp")
     scaler = bool(setup.get("grad_scaler", True))
     lab = Lab(
-        scenario,
-        0.3,
-        0,
-        optimizer=ADAM if adam else OptimizerSpec(),
-        scheduler=SchedulerSpec.read(spec),  # type: ignore[arg-type]
-        amp=None if amp is None else AmpSpec(amp, scaler),  # type: ignore[arg-type]
-        **kwargs,  # type: ignore[arg-type]
+        Setup(
+            scenario,
+            0.3,
+            0,
+            ADAM if adam else OptimizerSpec(),
+            scheduler=SchedulerSpec.read(spec),  # type: ignore[arg-type]
+            amp=None if amp is None else AmpSpec(amp, scaler),  # type: ignore[arg-type]
+            **kwargs,  # type: ignore[arg-type]
+        )
     )
     plain = Plain(scenario, 0.3, 0, "adam" if adam else "sgd", scheduler=spec,  # type: ignore[arg-type]
                   amp=amp, grad_scaler=scaler, **kwargs)  # type: ignore[arg-type]  # fmt: skip
@@ -288,7 +297,7 @@ def test_each_new_preset_with_its_setup_equals_plain_pytorch(name: str) -> None:
 
 
 def test_float32_moons() -> None:
-    lab = Lab("moons", 0.3, 0, dtype="float32")
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD, dtype="float32"))
     plain = Plain("moons", 0.3, 0, dtype=torch.float32)
     both(list(CORRECT), lab, plain, times=3)
     assert lab.view()["params"][0]["dtype"] == "float32"
@@ -296,20 +305,26 @@ def test_float32_moons() -> None:
 
 def test_two_dropout_sessions_interleaved_give_what_each_gives_alone() -> None:
     def alone(seed: int) -> list[Any]:
-        lab = Lab("moons", 0.3, seed, dropout=0.5)
+        lab = Lab(Setup("moons", 0.3, seed, PLAIN_SGD, dropout=0.5))
         lab.run(6)
         params: list[Any] = lab.view()["params"]
         return params
 
     expected = [alone(0), alone(1)]
-    a, b = Lab("moons", 0.3, 0, dropout=0.5), Lab("moons", 0.3, 1, dropout=0.5)
+    a, b = (
+        Lab(Setup("moons", 0.3, 0, PLAIN_SGD, dropout=0.5)),
+        Lab(Setup("moons", 0.3, 1, PLAIN_SGD, dropout=0.5)),
+    )
     for _ in range(6 * 5):  # line by line, one then the other, torch's generator used between
         a.next()
         torch.rand(3)
         b.next()
     assert [a.view()["params"], b.view()["params"]] == expected
     # and in two threads at once
-    c, d = Lab("moons", 0.3, 0, dropout=0.5), Lab("moons", 0.3, 1, dropout=0.5)
+    c, d = (
+        Lab(Setup("moons", 0.3, 0, PLAIN_SGD, dropout=0.5)),
+        Lab(Setup("moons", 0.3, 1, PLAIN_SGD, dropout=0.5)),
+    )
     threads = [threading.Thread(target=lab.run, args=(6,)) for lab in (c, d)]
     for t in threads:
         t.start()
@@ -320,14 +335,14 @@ def test_two_dropout_sessions_interleaved_give_what_each_gives_alone() -> None:
 
 def test_invalid_setups_are_refused_by_the_engine() -> None:
     with pytest.raises(ValueError, match="moons"):
-        Lab("neuron", 0.05, 0, dropout=0.5)
+        Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, dropout=0.5))
     with pytest.raises(ValueError, match="max_norm"):
-        Lab("neuron", 0.05, 0, max_norm=0)
+        Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, max_norm=0))
 
 
 def test_the_output_view_touches_no_store() -> None:
     """It runs the model in eval mode: no mask drawn, no BatchNorm statistic moved."""
-    lab = Lab("moons", 0.3, 0, dropout=0.5, batchnorm=True)
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD, dropout=0.5, batchnorm=True))
     lab.run(1)
     before = lab.capture()
     lab.output(10)
@@ -339,13 +354,13 @@ def test_the_output_view_touches_no_store() -> None:
 
 
 def test_reset_starts_the_schedule_again() -> None:
-    lab = Lab("neuron", 0.05, 0, scheduler=SchedulerSpec("cosine", T_max=4))
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, scheduler=SchedulerSpec("cosine", T_max=4)))
     lab.set_program([*CORRECT, "scheduler_step"])
     lab.run(2)
     assert lab.lr < 0.05
     lab.reset()
     assert lab.lr == 0.05
-    again = Lab("neuron", 0.05, 0, scheduler=SchedulerSpec("cosine", T_max=4))
+    again = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, scheduler=SchedulerSpec("cosine", T_max=4)))
     again.set_program([*CORRECT, "scheduler_step"])
     lab.run(3)
     again.run(3)

@@ -6,6 +6,8 @@ import pytest
 import torch
 
 from app.engine import Lab
+from app.engine.optimizers import PLAIN_SGD
+from app.engine.setup import Setup
 
 
 def grads_after_one_step(lab: Lab) -> list[torch.Tensor]:
@@ -16,7 +18,7 @@ def grads_after_one_step(lab: Lab) -> list[torch.Tensor]:
 
 @pytest.mark.parametrize("k", [2, 4])
 def test_neuron_halves_add_to_the_full_batch_gradient(k: int) -> None:
-    lab = Lab("neuron", 0.05, 0, accumulate=k)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, accumulate=k))
     assert lab.program == ["zero_grad", *["forward", "loss", "backward"] * k, "step"]
     assert lab.view()["code"][2] == f"loss = loss_fn(out, y) / {k}"
     assert [g.item() for g in grads_after_one_step(lab)] == [-23.5, -8.0]
@@ -24,7 +26,10 @@ def test_neuron_halves_add_to_the_full_batch_gradient(k: int) -> None:
 
 @pytest.mark.parametrize("k", [2, 4, 8])
 def test_moons_micro_batches_equal_the_batch(k: int) -> None:
-    lab, full = Lab("moons", 0.3, 0, accumulate=k), Lab("moons", 0.3, 0)
+    lab, full = (
+        Lab(Setup("moons", 0.3, 0, PLAIN_SGD, accumulate=k)),
+        Lab(Setup("moons", 0.3, 0, PLAIN_SGD)),
+    )
     for _ in range(6):  # past the uneven batch of 22, weighted by share
         got = grads_after_one_step(lab)
         full.zero_grad()
@@ -39,7 +44,7 @@ def test_moons_micro_batches_equal_the_batch(k: int) -> None:
 
 
 def test_accumulate_survives_capture_and_restore() -> None:
-    lab = Lab("moons", 0.3, 0, accumulate=4)
+    lab = Lab(Setup("moons", 0.3, 0, PLAIN_SGD, accumulate=4))
     for _ in range(7):
         lab.next()  # zero_grad, then two micro-batches done, two still pending
     saved = lab.capture()

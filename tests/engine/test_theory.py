@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from app.engine import Lab, Toggles
+from app.engine.optimizers import PLAIN_SGD
+from app.engine.setup import Setup
 from app.engine.theory import parabola
 
 
@@ -32,14 +34,15 @@ def test_the_lessons_numbers() -> None:
 
 
 def test_with_zero_grad_the_error_shrinks_by_one_minus_eta_h() -> None:
-    lab = Lab("parabola", 0.05, 0)
+    lab = Lab(Setup("parabola", 0.05, 0, PLAIN_SGD))
     errors = [th - 1.4 for th in thetas(lab, 10)]
     for before, after in zip([-1.4, *errors], errors, strict=False):
         assert after == pytest.approx(0.25 * before, rel=1e-9, abs=1e-15)
 
 
 def test_without_zero_grad_it_swings_for_ever_with_the_predicted_period() -> None:
-    lab = Lab("parabola", 0.05, 0, Toggles(skip_zero_grad=True))
+    lab = Lab(Setup("parabola", 0.05, 0, PLAIN_SGD))
+    lab.set_toggles(Toggles(skip_zero_grad=True))
     theory = lab.view()["theory"]
     errors = [th - 1.4 for th in thetas(lab, 140)]
     for t, e in enumerate(errors, start=1):
@@ -54,14 +57,15 @@ def test_without_zero_grad_it_swings_for_ever_with_the_predicted_period() -> Non
 
 
 def test_past_eta_h_4_it_grows() -> None:
-    lab = Lab("parabola", 0.3, 0, Toggles(skip_zero_grad=True), options={"curvature": 15})
+    lab = Lab(Setup("parabola", 0.3, 0, PLAIN_SGD, options={"curvature": 15}))
+    lab.set_toggles(Toggles(skip_zero_grad=True))
     errors = [abs(th - 1.4) for th in thetas(lab, 30)]
     assert errors[-1] > 100 * errors[0]
     assert lab.view()["theory"]["without_zero_grad"]["regime"] == "grows"
 
 
 def test_curvature_and_target_are_options() -> None:
-    lab = Lab("parabola", 0.1, 0, options={"curvature": 2.0, "theta_star": -1.0})
+    lab = Lab(Setup("parabola", 0.1, 0, PLAIN_SGD, options={"curvature": 2.0, "theta_star": -1.0}))
     lab.run(1)
     assert lab.named["theta"].item() == pytest.approx(-0.2)  # 0 - 0.1 * 2 * (0 - (-1))
     assert lab.view()["theory"]["eta_h"] == pytest.approx(0.2)
@@ -75,6 +79,6 @@ def test_tiny_and_underflowing_eta_h_stay_finite() -> None:
     assert tiny["period"] == pytest.approx(2 * math.pi / math.sqrt(15e-18), rel=1e-9)
     gone = parabola(5e-324, 1e-10, 0.0, 1.4)["without_zero_grad"]  # eta h underflows to 0
     assert gone["regime"] == "oscillates" and gone["period"] is None
-    lab = Lab("parabola", 1e-18, 0)
+    lab = Lab(Setup("parabola", 1e-18, 0, PLAIN_SGD))
     lab.run(2)
     assert lab.view()["theory"]["without_zero_grad"]["period"] > 1e8

@@ -21,10 +21,9 @@ from hypothesis import strategies as st
 
 from app import export
 from app.engine import Lab, LineError
-from app.engine.amp import AmpSpec
-from app.engine.optimizers import OptimizerSpec, SchedulerSpec
 from app.engine.program import NO_BUGS, PRESETS, program_for
 from app.engine.scenarios import info
+from app.engine.setup import Setup
 
 PRESET = {p.name: list(p.program) for p in PRESETS}
 # The Labs here compute with the server's one intra-op thread (the server_threads fixture);
@@ -61,30 +60,8 @@ class Recorder:
     """A Lab driven as the API drives it, writing the log the timeline would write."""
 
     def __init__(self, setup: dict[str, Any]) -> None:
-        opt = setup["optimizer"]
-        if opt["kind"] == "adam":
-            spec = OptimizerSpec(
-                "adam", weight_decay=opt["weight_decay"], betas=tuple(opt["betas"])
-            )
-        else:
-            spec = OptimizerSpec("sgd", momentum=opt["momentum"], weight_decay=opt["weight_decay"])
         self.setup = setup
-        self.lab = Lab(
-            setup["scenario"],
-            setup["lr"],
-            setup["seed"],
-            optimizer=spec,
-            accumulate=setup["accumulate"],
-            options=setup["options"],
-            max_norm=setup.get("max_norm", 1.0),
-            scheduler=SchedulerSpec.read(setup.get("scheduler")),
-            dtype=setup.get("dtype", "float64"),
-            amp=AmpSpec.read(setup.get("amp")),
-            dropout=setup.get("dropout", 0.0),
-            batchnorm=setup.get("batchnorm", False),
-            softmax_before_loss=setup.get("softmax_before_loss", False),
-        )
-        self.lab.set_program(list(setup["program"]))
+        self.lab = Lab(Setup.from_json(setup))  # as the server reads a stored setup back
         self.events: list[dict[str, Any]] = []
 
     def line(self, entry: str) -> bool:

@@ -61,7 +61,7 @@ def setup(
     extras: dict[str, Any] | None = None,
 ) -> Setup:
     model = {k: v for k, v in (extras or {}).items() if k in ("amp", "dtype")}
-    lab = Lab(scenario, LR[scenario], 0, accumulate=accumulate, **model)
+    lab = Lab(Setup(scenario, LR[scenario], 0, PLAIN_SGD, accumulate=accumulate, **model))
     program = tuple(lab.program)
     return Setup(scenario, LR[scenario], 0, optimizer, accumulate, {}, program, **(extras or {}))
 
@@ -203,7 +203,7 @@ def test_rewind_rebuilds_the_real_graph() -> None:
 def test_a_spent_graph_fails_in_pytorchs_words_after_a_replay() -> None:
     """backward twice across a keyframe: the stand-in says what the real freed graph says."""
     for scenario in ("neuron", "moons", "parabola"):
-        lab = Lab(scenario, LR[scenario], 0)
+        lab = Lab(Setup(scenario, LR[scenario], 0, PLAIN_SGD))
         lab.run(1)
         with pytest.raises(LineError) as real:
             lab.backward()
@@ -269,7 +269,7 @@ def test_a_timeline_keeps_the_newest_moments(make_db: Callable[..., Database]) -
 
 
 def test_keyframes_round_trip_exactly() -> None:
-    lab = Lab("moons", 0.3, 0, optimizer=OptimizerSpec("adam"), accumulate=4)
+    lab = Lab(Setup("moons", 0.3, 0, OptimizerSpec("adam"), accumulate=4))
     lab.run(2)
     lab.forward()  # a micro-batch handed out, three pending
     state = lab.capture()
@@ -282,7 +282,7 @@ def test_keyframes_round_trip_exactly() -> None:
             assert torch.equal(back.optimizer["state"][name][key], v), (name, key)
     assert back.batches["batches"]["rng"] == state.batches["batches"]["rng"]
     assert len(back.batches["pending"]) == 3
-    fresh = Lab("moons", 0.3, 0, optimizer=OptimizerSpec("adam"), accumulate=4)
+    fresh = Lab(Setup("moons", 0.3, 0, OptimizerSpec("adam"), accumulate=4))
     fresh.restore(back, whole=True)
     lab.run(2)
     fresh.run(2)
@@ -320,14 +320,14 @@ def test_new_stores_round_trip_exactly() -> None:
         "batchnorm": True,
     }
     s = setup("moons", OptimizerSpec("adam"), 1, extras)
-    lab = s.build()
+    lab = Lab(s)
     program = [*CORRECT, "scheduler_step", "log_item", "checkpoint", "eval"]
     lab.set_program(program)
     lab.run(3)
     state = lab.capture()
     assert state.exact and state.ckpt is not None and state.rng is not None
     back = keyframes.decode(keyframes.encode(state))
-    fresh = s.build()
+    fresh = Lab(s)
     fresh.restore(back, whole=True)
     assert answer_of(fresh) == answer_of(lab)
     for entry in ["train", "resume", *program, *program]:
@@ -342,7 +342,7 @@ def test_the_scaler_round_trips_exactly_and_through_the_setups_json() -> None:
     s = setup("neuron", extras={"amp": AmpSpec("float16")})
     assert Setup.from_json(s.to_json()) == s
     assert s.to_json()["amp"] == {"dtype": "float16", "scaler": True}
-    lab = s.build()
+    lab = Lab(s)
     lab.run(3)
     lab.run_line("checkpoint")
     for _ in range(5):
@@ -350,7 +350,7 @@ def test_the_scaler_round_trips_exactly_and_through_the_setups_json() -> None:
     state = lab.capture()
     assert state.scaler is not None and state.scaler["stage"] != 0
     back = keyframes.decode(keyframes.encode(state))
-    fresh = Setup.from_json(s.to_json()).build()
+    fresh = Lab(Setup.from_json(s.to_json()))
     fresh.restore(back, whole=True)
     assert answer_of(fresh) == answer_of(lab)
     for entry in ["scaler_update", "resume", *CORRECT, "scaler_update", *CORRECT]:

@@ -18,7 +18,7 @@ from app.engine.entries import ENTRIES
 from app.engine.optimizers import OptimizerSpec
 from app.engine.program import PRESETS
 from app.engine.questions import Question, verdict
-from app.engine.scenarios import with_rng
+from app.engine.torchlock import with_rng
 from app.log.records import Setup
 from app.log.timeline import Timeline
 from app.predict import predictions
@@ -47,10 +47,10 @@ def loss_on(lab: Lab, seen: dict[str, Any]) -> float:
         x = seen["x"]
         drawn = seen["rng"] is not None and seen["training"]
         out = with_rng(model, x, seen["rng"])[0] if drawn else model(x)
-        out = out.softmax(dim=1) if lab.softmax_before_loss else out
+        out = out.softmax(dim=1) if lab.setup.softmax_before_loss else out
         loss = lab.loss_fn(out, seen["y"])
-        if lab.accumulate > 1:
-            k, share = lab.accumulate, seen["share"]
+        if lab.setup.accumulate > 1:
+            k, share = lab.setup.accumulate, seen["share"]
             loss = loss / k if share * k == 1 else loss * share
     return float(loss.item())
 

@@ -15,8 +15,9 @@ from app.engine.amp import AmpSpec
 from app.engine.effects import EFFECTS
 from app.engine.entries import ENTRIES, PLAIN, Entry, Style
 from app.engine.lab import Lab
-from app.engine.optimizers import SchedulerSpec
+from app.engine.optimizers import PLAIN_SGD, SchedulerSpec
 from app.engine.program import PRESETS, Toggles, program_for, with_scaler
+from app.engine.setup import Setup
 from app.export.units import EXPORTABLE, UNITS, WRITERS
 from app.web import schemas
 from support.oracle import Plain
@@ -151,7 +152,7 @@ def test_the_lab_reports_what_the_table_says_an_entry_touches(name: str) -> None
     """On the worked example (no buffers, plain SGD) ``last`` is the row's reads and writes
     (less buffers: the model has none), the stores the page's extras decide from."""
     setup, _, more = NEEDS.get(name, ({}, {}, ()))
-    lab = Lab("neuron", 0.05, 0, **setup)
+    lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, **setup))
     for before in (*BEFORE, *more):
         lab.run_line(before)
     lab.run_line(name)

@@ -1,0 +1,89 @@
+"""What a session is created with (Setup): everything a Lab is built from, and its JSON form.
+
+Defined here, beside the Lab it builds, so the engine needs nothing above it; the log keeps a
+Setup as the first record of a session (``app/log/records.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.engine.amp import AmpSpec
+from app.engine.optimizers import OptimizerSpec, SchedulerSpec
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a session is created with: everything a Lab is built from."""
+
+    scenario: str
+    lr: float
+    seed: int
+    optimizer: OptimizerSpec
+    accumulate: int = 1
+    options: dict[str, float] = field(default_factory=dict)
+    program: tuple[str, ...] = ()  # () the default loop
+    max_norm: float = 1.0
+    scheduler: SchedulerSpec | None = None
+    dropout: float = 0.0  # moons only, like the three below
+    batchnorm: bool = False
+    softmax_before_loss: bool = False
+    dtype: str = "float64"
+    amp: AmpSpec | None = None  # float32 models only
+
+    def key(self) -> str:
+        """The setup as one string: equal setups, equal keys (what is shared between the
+        sessions of one setup is kept under it)."""
+        return json.dumps(self.to_json(), sort_keys=True)
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.optimizer
+        optimizer: dict[str, Any] = (
+            {"kind": "adam", "betas": list(o.betas), "weight_decay": o.weight_decay}
+            if o.kind == "adam"
+            else {"kind": "sgd", "momentum": o.momentum, "weight_decay": o.weight_decay}
+        )
+        return {
+            "scenario": self.scenario,
+            "lr": self.lr,
+            "seed": self.seed,
+            "optimizer": optimizer,
+            "accumulate": self.accumulate,
+            "options": dict(self.options),
+            "program": list(self.program),
+            "max_norm": self.max_norm,
+            "scheduler": None if self.scheduler is None else self.scheduler.describe(),
+            "dropout": self.dropout,
+            "batchnorm": self.batchnorm,
+            "softmax_before_loss": self.softmax_before_loss,
+            "dtype": self.dtype,
+            "amp": None if self.amp is None else self.amp.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Setup:
+        o = data["optimizer"]
+        spec = (
+            OptimizerSpec("adam", weight_decay=o["weight_decay"], betas=tuple(o["betas"]))
+            if o["kind"] == "adam"
+            else OptimizerSpec("sgd", momentum=o["momentum"], weight_decay=o["weight_decay"])
+        )
+        return cls(
+            data["scenario"],
+            data["lr"],
+            data["seed"],
+            spec,
+            data["accumulate"],
+            dict(data["options"]),
+            tuple(data["program"]),
+            # logs stored before these existed have the defaults
+            float(data.get("max_norm", 1.0)),
+            SchedulerSpec.read(data.get("scheduler")),
+            float(data.get("dropout", 0.0)),
+            bool(data.get("batchnorm", False)),
+            bool(data.get("softmax_before_loss", False)),
+            str(data.get("dtype", "float64")),
+            AmpSpec.read(data.get("amp")),
+        )
