@@ -18,6 +18,7 @@ from app.engine import scenarios as catalogue
 from app.lectures.broadcast import Alone
 from app.lectures.hub import LectureHub
 from app.lectures.relay import Relay
+from app.sessions.copies import Copies
 from app.sessions.live import LiveSessions
 from app.settings import Settings
 from app.web import api, compression, docs, errors, lectures, pages, polls, predict, security
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.sessions = sessions
+    app.state.copies = Copies(sessions)
     app.state.hub = hub
     app.state.pool = pool = HeavyPool(settings.heavy_workers, settings.heavy_queue)
     sessions.keyframes.pause = pool.priority.pause  # light work first: app/web/priority.py
