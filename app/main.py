@@ -19,7 +19,7 @@ from app.lectures.broadcast import Alone
 from app.lectures.hub import LectureHub
 from app.lectures.relay import Relay
 from app.sessions.copies import Copies
-from app.sessions.live import LiveSessions
+from app.sessions.live import Hooks, LiveSessions
 from app.settings import Settings
 from app.web import api, compression, docs, errors, lectures, pages, polls, predict, security
 from app.web.lane import ClickLane
@@ -30,16 +30,28 @@ from app.web.timing import ServerTiming
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     torch.set_num_threads(settings.torch_threads)
-    sessions = LiveSessions(database_for(settings), settings.max_sessions, settings.idle_timeout)
-    shared = sessions.db.shared()
+    db = database_for(settings)
+    shared = db.shared()
+
+    def forget(session_id: str) -> None:  # called once serving: the sessions exist by then
+        sessions.forget(session_id)
+
+    # the hub first: the sessions take its hooks, it needs of them only ``forget``, later
     hub = LectureHub(
-        sessions.db,
+        db,
         settings.lecture_hours,
         keepalive=settings.lecture_keepalive,
         # several processes on one PostgreSQL: lectures across them (else this process alone)
-        broadcast=Alone if shared is None else lambda side, _: Relay(side, shared, sessions.forget),
+        broadcast=Alone if shared is None else lambda side, _: Relay(side, shared, forget),
     )
-    sessions.on_change, sessions.shown, sessions.on_load = hub.changed, hub.study.shown, hub.adopt
+    pool = HeavyPool(settings.heavy_workers, settings.heavy_queue)
+    sessions = LiveSessions(
+        db,
+        settings.max_sessions,
+        settings.idle_timeout,
+        hooks=Hooks(on_change=hub.changed, shown=hub.study.shown, on_load=hub.adopt),
+        pause=pool.priority.pause,  # the keyframe writer: light work first (app/web/priority.py)
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -79,8 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessions = sessions
     app.state.copies = Copies(sessions)
     app.state.hub = hub
-    app.state.pool = pool = HeavyPool(settings.heavy_workers, settings.heavy_queue)
-    sessions.keyframes.pause = pool.priority.pause  # light work first: app/web/priority.py
+    app.state.pool = pool
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
     compression.install(app)
     app.add_middleware(LightFirst, priority=pool.priority)  # outside gzip

@@ -60,6 +60,25 @@ class LiveSession:
     journal: Journal | None = None
 
 
+def as_is(session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    """No lectures: a Session is answered as its timeline made it."""
+    return data
+
+
+def unheard(*_: object) -> None:
+    """No lectures: nobody listens."""
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What the lectures (``app/lectures/hub.py``) hear of the sessions and add to them, given
+    at construction: the hub is built first (it needs only the database)."""
+
+    on_change: Callable[[LiveSession, Change], None] = unheard  # a change saved, under the lock
+    shown: Callable[[str, dict[str, Any]], dict[str, Any]] = as_is  # a Session as answered
+    on_load: Callable[[str], None] = unheard  # a session read back from the database
+
+
 class LiveSessions:
     """The live sessions cache: the sessions in memory in least-recently-used order (the idle
     ones at the front), over the database."""
@@ -70,22 +89,21 @@ class LiveSessions:
         max_live: int,
         idle_timeout: float,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        hooks: Hooks = Hooks(),
+        pause: Callable[[], None] = lambda: None,
     ) -> None:
-        self.db, self.max_live, self.idle_timeout, self.clock = (
-            db,
-            max_live,
-            idle_timeout,
-            clock,
-        )
+        """``pause``: the keyframe writer's, before each chunk (light work first)."""
+        self.db = db
+        self.max_live = max_live
+        self.idle_timeout = idle_timeout
+        self.clock = clock
+        self.hooks = hooks
         self._live: OrderedDict[str, tuple[LiveSession, float]] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
         self._starting: dict[str, float] = {}  # started, not in memory yet: since when
-        # hooks for lectures (app/lectures/hub.py): a saved change, and a Session as answered
-        self.on_change: Callable[[LiveSession, Change], None] | None = None
-        self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
-        self.on_load: Callable[[str], None] | None = None  # a session read back from the database
-        self.keyframes = KeyframeWriter(db)
+        self.keyframes = KeyframeWriter(db, pause)
 
     def __len__(self) -> int:
         return len(self._live)
@@ -159,6 +177,10 @@ class LiveSessions:
         with self._lock:
             self._starting[session_id] = self.clock()
 
+    def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        """A Session as answered (the lectures' hook: a self-study question hides its program)."""
+        return self.hooks.shown(session_id, data)
+
     def has_room(self) -> bool:
         """Whether a session can be created without making room first (quick: no sweep)."""
         return len(self._live) < self.max_live and self.db.count() < self.db.max_logs
@@ -193,8 +215,7 @@ class LiveSessions:
                 journal = Journal(self.db, session_id)
                 timeline = Timeline.restored(stored, journal)
                 session = LiveSession(session_id, timeline, owner, journal=journal)
-                if self.on_load is not None:
-                    self.on_load(session_id)
+                self.hooks.on_load(session_id)
                 self.add(session)
                 return session
             finally:
@@ -257,8 +278,8 @@ class LiveSessions:
             raise
         if keyframes and session.journal is not None and session.journal.pending:
             self.keyframes.submit(session)
-        if change and self.on_change is not None:
-            self.on_change(session, change)
+        if change:
+            self.hooks.on_change(session, change)
 
     def close(self) -> None:
         """Write the keyframes still pending, then close the database."""
