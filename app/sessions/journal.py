@@ -49,7 +49,7 @@ class Journal:
 
 
 class Holder(Protocol):
-    """A live session, as the writer needs it (``sessions.Session``)."""
+    """A live session, as the writer needs it (``live.LiveSession``)."""
 
     id: str
     owner: int
@@ -72,12 +72,12 @@ class KeyframeWriter:
     BATCH_DELAY = 0.02  # seconds: let the answers that queued the work go out first
     CHUNK = 16  # keyframes written per hold of a session's lock (a run of 1000 takes 500)
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, pause: Callable[[], None] = lambda: None) -> None:
         self.db = db
         self._queue: queue.SimpleQueue[Holder | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start = threading.Lock()
-        self.pause: Callable[[], None] = lambda: None  # before each chunk: light work first
+        self.pause = pause  # before each chunk: light work first (app/web/priority.py)
 
     def submit(self, session: Holder) -> None:
         with self._start:

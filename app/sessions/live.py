@@ -12,13 +12,13 @@ process whose session was claimed by another since gets ``NotOwner`` on its next
 its copy, replays the session from the database (claiming it back: the request came to it, so it
 is the one being routed the session now) and runs the action again on the fresh replay, as if
 it had never held the stale copy (``LiveSessions.act``).
+
+New sessions and copies of logs (create, start, forks, snapshots) are made by ``copies.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import secrets
 import threading
 import time
 from collections import OrderedDict
@@ -27,13 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from app.db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
-from app.log.records import Change, Setup
+from app.log.records import Change
 from app.log.timeline import Timeline
 from app.sessions.journal import Journal, KeyframeWriter
 
 T = TypeVar("T")
-FORKED_KEPT = 8  # moments whose fork answer is kept (one per lecture being forked, and more)
-STARTED_KEPT = 32  # setups whose new sessions start as their log alone (see start)
 
 
 class UnknownSession(KeyError):
@@ -62,18 +60,23 @@ class LiveSession:
     journal: Journal | None = None
 
 
+def as_is(session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    """No lectures: a Session is answered as its timeline made it."""
+    return data
+
+
+def unheard(*_: object) -> None:
+    """No lectures: nobody listens."""
+
+
 @dataclass(frozen=True)
-class Fork:
-    """A new fork: its id, and its Session as answered but the id, which is the same for every
-    fork of that moment (``moment`` names it: read it, change nothing)."""
+class Hooks:
+    """What the lectures (``app/lectures/hub.py``) hear of the sessions and add to them, given
+    at construction: the hub is built first (it needs only the database)."""
 
-    id: str
-    moment: str
-    session: dict[str, Any]
-
-
-def new_id() -> str:
-    return secrets.token_urlsafe(16)  # 128 random bits
+    on_change: Callable[[LiveSession, Change], None] = unheard  # a change saved, under the lock
+    shown: Callable[[str, dict[str, Any]], dict[str, Any]] = as_is  # a Session as answered
+    on_load: Callable[[str], None] = unheard  # a session read back from the database
 
 
 class LiveSessions:
@@ -86,24 +89,21 @@ class LiveSessions:
         max_live: int,
         idle_timeout: float,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        hooks: Hooks = Hooks(),
+        pause: Callable[[], None] = lambda: None,
     ) -> None:
-        self.db, self.max_live, self.idle_timeout, self.clock = (
-            db,
-            max_live,
-            idle_timeout,
-            clock,
-        )
+        """``pause``: the keyframe writer's, before each chunk (light work first)."""
+        self.db = db
+        self.max_live = max_live
+        self.idle_timeout = idle_timeout
+        self.clock = clock
+        self.hooks = hooks
         self._live: OrderedDict[str, tuple[LiveSession, float]] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
-        self._forked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # a base's answer
-        self._started: OrderedDict[str, Setup] = OrderedDict()  # by Setup.key(): as stored
         self._starting: dict[str, float] = {}  # started, not in memory yet: since when
-        # hooks for lectures (app/lectures/hub.py): a saved change, and a Session as answered
-        self.on_change: Callable[[LiveSession, Change], None] | None = None
-        self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
-        self.on_load: Callable[[str], None] | None = None  # a session read back from the database
-        self.keyframes = KeyframeWriter(db)
+        self.keyframes = KeyframeWriter(db, pause)
 
     def __len__(self) -> int:
         return len(self._live)
@@ -146,8 +146,9 @@ class LiveSessions:
         session.lock.release()
         return True
 
-    def _make_room(self) -> None:
-        """Called with the lock held: the least recently used idle session leaves memory."""
+    def _evict_lru(self) -> None:
+        """Called with the lock held, when memory is full: the least recently used idle session
+        leaves it (``ServerFull`` if every one is in use)."""
         if len(self._live) < self.max_live:
             return
         for key, (session, _) in self._live.items():
@@ -157,117 +158,32 @@ class LiveSessions:
                 return
         raise ServerFull(f"the server holds its maximum of {self.max_live} sessions in use")
 
-    def _add(self, session: LiveSession) -> None:
+    def make_room(self) -> None:
+        """Room in memory for one more session, made before it is built: the idle sessions
+        leave, and if it is still full, the least recently used one."""
+        self.evict_idle()
         with self._lock:
-            self._make_room()
+            self._evict_lru()
+
+    def add(self, session: LiveSession) -> None:
+        """A session just made (``copies.py``) or read back, now in memory."""
+        with self._lock:
+            self._evict_lru()
             self._live[session.id] = (session, self.clock())
+
+    def starting(self, session_id: str) -> None:
+        """A session stored as its log alone (``Copies.start``): in use before its first
+        request builds its Lab, so a sweep keeps it until it idles out."""
+        with self._lock:
+            self._starting[session_id] = self.clock()
+
+    def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        """A Session as answered (the lectures' hook: a self-study question hides its program)."""
+        return self.hooks.shown(session_id, data)
 
     def has_room(self) -> bool:
         """Whether a session can be created without making room first (quick: no sweep)."""
         return len(self._live) < self.max_live and self.db.count() < self.db.max_logs
-
-    def create(self, setup: Setup) -> LiveSession:
-        """A new session: its timeline built and its log started in the database."""
-        self.evict_idle()
-        with self._lock:
-            if len(self._live) >= self.max_live:
-                self._make_room()
-        # the database full: make room for a twentieth of it at once, not one log per creation
-        if self.db.count() >= self.db.max_logs and (
-            self.sweep(room=max(1, self.db.max_logs // 20)) == 0
-            or self.db.count() >= self.db.max_logs
-        ):
-            raise ServerFull(f"the server holds its maximum of {self.db.max_logs} sessions")
-        session_id = new_id()
-        journal = Journal(self.db, session_id)
-        timeline = Timeline(setup, journal)
-        owner = self.db.create(session_id, timeline.setup)  # a new timeline has nothing to drain
-        key = setup.key()
-        with self._lock:  # its log alone makes the next one of this setup (see start)
-            self._started[key] = timeline.setup
-            self._started.move_to_end(key)
-            while len(self._started) > STARTED_KEPT:
-                self._started.popitem(last=False)
-        session = LiveSession(session_id, timeline, owner, journal=journal)
-        self._add(session)
-        return session
-
-    def start(self, setup: Setup) -> str | None:
-        """A new session of a setup created before, as its log alone: its Lab is built when
-        it is first needed (``warm``, or its first request). None, and nothing done, for a
-        setup not created yet or when memory or the database must make room first."""
-        with self._lock:
-            stored = self._started.get(setup.key())
-        if stored is None or not self.has_room():
-            return None
-        session_id = new_id()
-        self.db.create(session_id, stored)
-        with self._lock:
-            self._starting[session_id] = self.clock()
-        return session_id
-
-    def from_snapshot(self, token: str) -> LiveSession:
-        """A new session whose log is a copy of the snapshot's, standing at its moment."""
-        session_id = new_id()
-        try:
-            self.db.open_snapshot(token, session_id)
-        except NoSuchLog:
-            raise UnknownSession(token) from None
-        return self._load(session_id)
-
-    def fork(self, session_id: str) -> Fork:
-        """See ``_fork``."""
-        fork = self._fork(session_id, quick=False)
-        assert fork is not None
-        return fork
-
-    def quick_fork(self, session_id: str) -> Fork | None:
-        """A fork of a moment forked before (None, and nothing done, if not): it copies
-        nothing and replays nothing, quick enough for the event loop."""
-        return self._fork(session_id, quick=True)
-
-    def _fork(self, session_id: str, *, quick: bool) -> Fork | None:
-        """A new session at this one's newest saved moment, and its Session as answered.
-
-        Needs no lock of the session: every action is saved (in one transaction) under its
-        lock before it is answered, and the copy reads the stored log in one transaction (one
-        snapshot of it), so it holds whole actions only, each one answered or being answered.
-        The forks of one moment share its past in the database (``Database.fork``) and here
-        its replay: the answer is the same for each but the id, so a class forking one lecture
-        replays it once. The new session is replayed when it is first used (``warm``)."""
-        new = new_id()
-        try:
-            forked = self.db.quick_fork(session_id, new) if quick else self.db.fork(session_id, new)
-        except NoSuchLog:
-            raise UnknownSession(session_id) from None
-        if forked is None:
-            return None
-        with self._lock:
-            shown = self._forked.get(forked.base)
-        if shown is None:
-            if quick:  # (its base is known but its answer is not: a rare miss; no harm done)
-                self.db.delete(new)
-                return None
-            timeline = Timeline.restored(forked.saved, Journal(self.db, forked.base))
-            shown = self.shown(new, timeline.view())  # a new id: no quiz of its own
-            with self._lock:
-                self._forked[forked.base] = shown
-                while len(self._forked) > FORKED_KEPT:
-                    self._forked.popitem(last=False)
-        return Fork(new, forked.base, shown)
-
-    def warm(self, session_id: str) -> None:
-        """Bring a stored session into memory now (a fork or a started session, before its
-        student's first click), unless it is there; a session gone meanwhile is no error."""
-        with contextlib.suppress(UnknownSession, NotOwner, DatabaseUnavailable, ServerFull):
-            self.get(session_id)
-
-    def snapshot(self, session_id: str) -> str:
-        """A frozen copy of the session's log under a new token (which reveals nothing of the
-        session's id)."""
-        token = secrets.token_urlsafe(16)
-        self.db.snapshot(session_id, token)
-        return token
 
     def live(self, session_id: str) -> LiveSession | None:
         """The session if it is in memory (fast: no store access)."""
@@ -299,9 +215,8 @@ class LiveSessions:
                 journal = Journal(self.db, session_id)
                 timeline = Timeline.restored(stored, journal)
                 session = LiveSession(session_id, timeline, owner, journal=journal)
-                if self.on_load is not None:
-                    self.on_load(session_id)
-                self._add(session)
+                self.hooks.on_load(session_id)
+                self.add(session)
                 return session
             finally:
                 with self._lock:
@@ -363,8 +278,8 @@ class LiveSessions:
             raise
         if keyframes and session.journal is not None and session.journal.pending:
             self.keyframes.submit(session)
-        if change and self.on_change is not None:
-            self.on_change(session, change)
+        if change:
+            self.hooks.on_change(session, change)
 
     def close(self) -> None:
         """Write the keyframes still pending, then close the database."""

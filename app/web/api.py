@@ -17,6 +17,7 @@ from app.engine.program import program_for
 from app.lectures.quizzes import self_study_preset
 from app.log.records import Setup
 from app.log.timeline import Timeline, TimelineError
+from app.sessions.copies import Copies
 from app.web.answers import Output, Problem, SessionOut
 from app.web.catalogue import presets_out
 from app.web.compression import SharedAnswers
@@ -82,9 +83,10 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
     One opened from a snapshot is a replay, and one that must first make room in a full
     database a sweep: those go to the heavy-work pool."""
     pool: HeavyPool = request.app.state.pool
+    copies: Copies = request.app.state.copies
     quiz = self_study_preset() if body.quiz else None
     if body.snapshot is not None:
-        session = await pool.run(sessions.from_snapshot, body.snapshot)
+        session = await pool.run(copies.from_snapshot, body.snapshot)
     else:
         info = scenarios.info(body.scenario)
         toggles = Toggles(body.skip_zero_grad, body.step_first)
@@ -110,14 +112,14 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
         # a setup created before: its answer is kept, and the new session is its log alone
         # until the warm-up after the answer (or its first click) builds its Lab
         answer = NEW_ANSWERS.find(setup.key())
-        started = sessions.start(setup) if answer is not None and quiz is None else None
+        started = copies.start(setup) if answer is not None and quiz is None else None
         if answer is not None and started is not None:
-            warm = warming(pool, sessions, started)
+            warm = warming(pool, copies, started)
             return answer.response(started, request.scope, status_code=201, background=warm)
         if sessions.has_room():
-            session = sessions.create(setup)
+            session = copies.create(setup)
         else:
-            session = await pool.run(sessions.create, setup)
+            session = await pool.run(copies.create, setup)
     if quiz is not None:
         request.app.state.hub.study.start(session.id, quiz.name)
     if quiz is not None or body.snapshot is not None:
@@ -267,10 +269,10 @@ async def timeline(target: Target) -> Response:
 )
 async def snapshot(target: Target, request: Request) -> Response:
     """A frozen copy of this session's log up to now, to open as a new session elsewhere."""
-    sessions = target.sessions
+    copies: Copies = request.app.state.copies
 
     def take(timeline: Timeline) -> dict[str, str]:
-        token = sessions.snapshot(target.session_id)  # the log is saved up to now: copy it
+        token = copies.snapshot(target.session_id)  # the log is saved up to now: copy it
         root = request.scope.get("root_path", "")
         return {"snapshot": token, "url": f"{root}/?snapshot={token}"}
 

@@ -20,6 +20,7 @@ from app.lectures.hub import LectureHub
 from app.lectures.lecture import Lecture
 from app.lectures.quizzes import LectureConflict
 from app.log.timeline import Timeline
+from app.sessions.copies import Copies
 from app.sessions.live import LiveSession as LiveSession
 from app.sessions.live import LiveSessions, SessionBusy
 from app.web.answers import Problem
@@ -70,7 +71,7 @@ def as_json(data: Any, status: int = 200) -> Response:
     return JSONResponse(data, status_code=status)
 
 
-def warming(pool: HeavyPool, sessions: LiveSessions, session_id: str) -> BackgroundTask:
+def warming(pool: HeavyPool, copies: Copies, session_id: str) -> BackgroundTask:
     """After a new session's answer (a fork, a started session): bring it into memory through
     the heavy-work pool, behind the work queued by then, so that its student's first click
     finds it there. An overloaded pool leaves that to the first click. No pause for light work
@@ -79,7 +80,7 @@ def warming(pool: HeavyPool, sessions: LiveSessions, session_id: str) -> Backgro
 
     async def after() -> None:
         with contextlib.suppress(PoolFull):
-            await pool.run(sessions.warm, session_id)
+            await pool.run(copies.warm, session_id)
 
     return BackgroundTask(after)
 

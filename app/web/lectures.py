@@ -21,7 +21,7 @@ from app.lectures.hub import LectureHub
 from app.lectures.lecture import Lecture, NoLecture
 from app.lectures.quizzes import LectureConflict
 from app.log.timeline import Timeline
-from app.sessions.live import LiveSessions
+from app.sessions.copies import Copies
 from app.web.answers import Problem, SessionOut, VoterOut
 from app.web.compression import SharedAnswers
 from app.web.deps import (
@@ -272,16 +272,16 @@ async def fork(code: str, hub: Hub, request: Request) -> Response:
     lecture = hub.find(code)
     if lecture.hidden or lecture.polling:
         raise LectureConflict("not during a question: try it yourself once it is revealed")
-    sessions: LiveSessions = request.app.state.sessions
+    copies: Copies = request.app.state.copies
     pool: HeavyPool = request.app.state.pool
     # the first fork of a moment copies and replays it (in the pool); the others of that
     # moment write one row and reuse its answer: on the event loop, as a line
-    fork = sessions.quick_fork(lecture.session_id)
+    fork = copies.quick_fork(lecture.session_id)
     if fork is None:
-        fork = await pool.run(sessions.fork, lecture.session_id)
+        fork = await pool.run(copies.fork, lecture.session_id)
     session = fork.session
     answer = FORK_ANSWERS.get(fork.moment, lambda: bytes(JSONResponse(session).body))
-    warm = warming(pool, sessions, fork.id)
+    warm = warming(pool, copies, fork.id)
     return answer.response(fork.id, request.scope, status_code=201, background=warm)
 
 

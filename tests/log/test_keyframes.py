@@ -12,6 +12,7 @@ from app.engine.optimizers import PLAIN_SGD
 from app.log.records import Setup
 from app.log.replays import KEYFRAMES_IN_MEMORY
 from app.log.timeline import Timeline
+from app.sessions.copies import Copies
 from app.sessions.journal import Journal
 from app.sessions.live import LiveSessions
 
@@ -36,7 +37,7 @@ def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_hol
 ) -> None:
     store = make_db()
     sessions = LiveSessions(store, 10, 600)
-    a = sessions.create(MOONS)
+    a = Copies(sessions).create(MOONS)
     with a.lock:  # the writer waits for the session's lock: nothing can be written meanwhile
         sessions.act(a, lambda t: clicks(t, 100))  # a keyframe every 10 events
         assert stored_keyframes(store, a.id) == []
@@ -71,7 +72,7 @@ def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_hol
 def test_a_reset_forgets_the_pending_keyframes(make_db: Make) -> None:
     store = make_db()
     sessions = LiveSessions(store, 10, 600)
-    a = sessions.create(MOONS)
+    a = Copies(sessions).create(MOONS)
     with a.lock:
         sessions.act(a, lambda t: clicks(t, 40))
         assert a.journal is not None and a.journal.pending

@@ -13,6 +13,7 @@ from app.db import Database
 from app.engine.optimizers import PLAIN_SGD
 from app.log.records import Change, Setup
 from app.log.timeline import SAVE_EVERY, Timeline
+from app.sessions.copies import Copies
 from app.sessions.live import LiveSession, LiveSessions, ServerFull, UnknownSession
 from support.clock import Clock
 
@@ -24,7 +25,8 @@ NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD, program=("forward", "loss", "zero_g
 
 def test_ids_are_long_and_distinct(make_db: Make) -> None:
     sessions = LiveSessions(make_db(), 100, 60)
-    ids = {sessions.create(NEURON).id for _ in range(50)}
+    copies = Copies(sessions)
+    ids = {copies.create(NEURON).id for _ in range(50)}
     assert len(ids) == 50
     assert all(len(i) >= 22 for i in ids)  # 16 random bytes, url-safe base64
 
@@ -32,12 +34,13 @@ def test_ids_are_long_and_distinct(make_db: Make) -> None:
 def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_db: Make) -> None:
     clock = Clock(0.0)
     sessions = LiveSessions(make_db(), 2, idle_timeout=60, clock=clock)
-    a = sessions.create(NEURON)
+    copies = Copies(sessions)
+    a = copies.create(NEURON)
     a.timeline.run(1)
     sessions.save(a)
     clock.now = 30
-    b = sessions.create(NEURON)
-    c = sessions.create(NEURON)  # memory holds 2: a, the least recently used, leaves it
+    b = copies.create(NEURON)
+    c = copies.create(NEURON)  # memory holds 2: a, the least recently used, leaves it
     assert len(sessions) == 2 and a.gone and sessions.live(a.id) is None
     again = sessions.get(a.id)  # read back from its log
     assert again is not a and again.timeline.view() == a.timeline.view()
@@ -49,15 +52,17 @@ def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_db: Make) 
 
 def test_a_busy_session_never_leaves_memory(make_db: Make) -> None:
     sessions = LiveSessions(make_db(), 1, idle_timeout=60)
-    a = sessions.create(NEURON)
+    copies = Copies(sessions)
+    a = copies.create(NEURON)
     with a.lock, pytest.raises(ServerFull):
-        sessions.create(NEURON)  # the only session in memory is in use
+        copies.create(NEURON)  # the only session in memory is in use
     assert not a.gone
 
 
 def test_the_store_cap_takes_the_oldest_idle_first(make_db: Make) -> None:
     sessions = LiveSessions(make_db(max_logs=3), 1, idle_timeout=60)
-    made = [sessions.create(NEURON).id for _ in range(5)]  # each new one pushes one out
+    copies = Copies(sessions)
+    made = [copies.create(NEURON).id for _ in range(5)]  # each new one pushes one out
     with pytest.raises(UnknownSession):
         sessions.get(made[0])
     assert sessions.get(made[-1]).id == made[-1] and sessions.db.count() <= 3
@@ -65,7 +70,8 @@ def test_the_store_cap_takes_the_oldest_idle_first(make_db: Make) -> None:
 
 def test_delete(make_db: Make) -> None:
     sessions = LiveSessions(make_db(), 5, idle_timeout=60)
-    a = sessions.create(NEURON)
+    copies = Copies(sessions)
+    a = copies.create(NEURON)
     sessions.delete(a.id)
     assert a.gone
     with pytest.raises(UnknownSession):
@@ -91,7 +97,7 @@ def test_two_processes_take_a_session_in_turns(make_db: Make) -> None:
     (B's moment) and its answer continues from there; no event lost or doubled."""
     a = LiveSessions(make_db(), 10, idle_timeout=60)
     b = LiveSessions(make_db(), 10, idle_timeout=60)  # another process, the same database
-    first = a.create(NEURON)
+    first = Copies(a).create(NEURON)
     with first.lock:
         a.act(first, lambda t: t.run(1))
     assert params(first.timeline) == pytest.approx([1.175, 0.4])
@@ -132,19 +138,20 @@ def test_the_forks_of_one_moment_share_one_replay_and_each_comes_to_life(make_db
     same Session but the id; each fork is its own session, brought into memory by ``warm``
     standing exactly at the lecture's moment."""
     sessions = LiveSessions(make_db(), 100, 60)
-    lecture = sessions.create(NEURON)
+    copies = Copies(sessions)
+    lecture = copies.create(NEURON)
     lecture.timeline.run(3)
     lecture.timeline.next()  # mid-iteration: its forward's graph is part of the moment
     sessions.save(lecture)
-    assert sessions.quick_fork(lecture.id) is None  # the first of a moment copies and replays
-    first = sessions.fork(lecture.id)
-    later = sessions.quick_fork(lecture.id)
+    assert copies.quick_fork(lecture.id) is None  # the first of a moment copies and replays
+    first = copies.fork(lecture.id)
+    later = copies.quick_fork(lecture.id)
     assert later is not None and later.moment == first.moment and later.id != first.id
     assert later.session is first.session  # one answer for the moment
     assert first.session == lecture.timeline.view()  # (no quiz hook here)
     for fork in (first, later):
         assert sessions.live(fork.id) is None  # replayed after the answer, not before it
-        sessions.warm(fork.id)
+        copies.warm(fork.id)
         alive = sessions.live(fork.id)
         assert alive is not None and alive.timeline.view() == lecture.timeline.view()
     one, other = sessions.live(first.id), sessions.live(later.id)
@@ -152,7 +159,7 @@ def test_the_forks_of_one_moment_share_one_replay_and_each_comes_to_life(make_db
     one.timeline.next()  # the loss line: its graph came back with the replay
     sessions.save(one)
     assert other.timeline.view() == lecture.timeline.view() != one.timeline.view()
-    sessions.warm("no-such-session")  # gone meanwhile: no error
+    copies.warm("no-such-session")  # gone meanwhile: no error
     sessions.close()  # the keyframes still pending are written before the database closes
 
 
@@ -162,7 +169,8 @@ def test_a_long_run_is_written_as_it_goes(make_db: Make, monkeypatch: pytest.Mon
     its keyframes go to the writer once, at its end; the log reads back to the same Session."""
     db = make_db()
     sessions = LiveSessions(db, 10, 60)
-    a = sessions.create(NEURON)
+    copies = Copies(sessions)
+    a = copies.create(NEURON)
     writes: list[int] = []
     submitted: list[int] = []
     real_append, real_submit = db.append, sessions.keyframes.submit
@@ -192,20 +200,21 @@ def test_a_setup_created_before_starts_a_session_as_its_log_alone(make_db: Make)
     """``start``: nothing for a setup never created; then the log alone, read back on first
     use to exactly a created session's Session, lines included."""
     sessions = LiveSessions(make_db(), 10, 60)
+    copies = Copies(sessions)
     moons = Setup("moons", 0.3, 0, PLAIN_SGD)
-    assert sessions.start(moons) is None
-    first = sessions.create(moons)
-    started = sessions.start(moons)
+    assert copies.start(moons) is None
+    first = copies.create(moons)
+    started = copies.start(moons)
     assert started is not None and started != first.id
     assert sessions.live(started) is None  # no Lab built yet
-    sessions.warm(started)
+    copies.warm(started)
     session = sessions.live(started)
     assert session is not None and session.timeline.view() == first.timeline.view()
     for s in (first, session):
         with s.lock:
             sessions.act(s, lambda timeline: timeline.run(2))
     assert session.timeline.view() == first.timeline.view()
-    assert sessions.start(Setup("moons", 0.3, 1, PLAIN_SGD)) is None  # another seed
+    assert copies.start(Setup("moons", 0.3, 1, PLAIN_SGD)) is None  # another seed
 
 
 def test_a_started_session_is_in_use(make_db: Make) -> None:
@@ -213,11 +222,12 @@ def test_a_started_session_is_in_use(make_db: Make) -> None:
     database does not sweep it to make room for another (found by CI: it did, once its
     warm-up came after the next creation)."""
     sessions = LiveSessions(make_db(max_logs=2), 10, 60)
-    sessions.create(NEURON)
-    started = sessions.start(NEURON)
+    copies = Copies(sessions)
+    copies.create(NEURON)
+    started = copies.start(NEURON)
     assert started is not None and sessions.live(started) is None
     with pytest.raises(ServerFull):
-        sessions.create(NEURON)
+        copies.create(NEURON)
     assert sessions.get(started).timeline.moments == 0
 
 
@@ -229,8 +239,9 @@ def test_a_delete_during_a_replay_leaves_no_session_behind(
     memory after the delete, and a second DELETE answered 204)."""
     db = make_db()
     sessions = LiveSessions(db, 10, 60)
-    sessions.create(NEURON)
-    started = sessions.start(NEURON)
+    copies = Copies(sessions)
+    copies.create(NEURON)
+    started = copies.start(NEURON)
     assert started is not None
     claiming, go_on = threading.Event(), threading.Event()
     real_claim = db.claim
@@ -241,7 +252,7 @@ def test_a_delete_during_a_replay_leaves_no_session_behind(
         return real_claim(log_id)
 
     monkeypatch.setattr(db, "claim", claim)
-    warm = threading.Thread(target=sessions.warm, args=(started,))
+    warm = threading.Thread(target=copies.warm, args=(started,))
     warm.start()
     assert claiming.wait(10)
     delete = threading.Thread(target=sessions.delete, args=(started,))
