@@ -46,6 +46,31 @@ def test_predict_first_marks_answers_and_keeps_score(stepper: Page) -> None:
            ).to_have_text("-23.5")  # fmt: skip
 
 
+def test_predict_first_asks_as_soon_as_the_session_is_ready(page: Page) -> None:
+    """?predict=1: the first question is there before any click, never an empty panel with a
+    lone Answer button; switching Predict first on asks at once too. The page asks by itself,
+    so the focus stays put and n goes on asking."""
+    page.goto("/?predict=1")
+    page.wait_for_selector("body[data-ready='1']")
+    prompt = page.locator("#predict-prompt")
+    expect(prompt).to_contain_text("`out = model(X)`")  # the first line: forward
+    expect(page.locator("#predict-choices input").first).to_be_visible()
+    expect(page.get_by_role("button", name="Answer")).to_be_enabled()
+    expect(page.locator("#predict-verdict")).to_be_empty()
+    expect(page.locator("#predict-choices input").first).not_to_be_focused()
+    page.get_by_role("button", name="Answer").click()
+    expect(page.locator("#predict-score")).to_have_text(re.compile(r"^Score: [01] of 1"))
+
+    page.keyboard.press("p")  # off, then on again: the next line's question at once
+    expect(page.locator("#predict")).to_be_hidden()
+    page.keyboard.press("p")
+    expect(prompt).to_contain_text("`loss = loss_fn(out, y)`")
+    expect(page.locator("#predict-verdict")).to_be_empty()
+    page.keyboard.press("n")  # the same question, now with the focus in its choices
+    expect(page.locator("#predict-choices input").first).to_be_focused()
+    expect(prompt).to_contain_text("`loss = loss_fn(out, y)`")
+
+
 def test_explain_popover_after_skip_zero_grad(page: Page) -> None:
     page.goto("/?skip_zero_grad=1")
     page.wait_for_selector("body[data-ready='1']")

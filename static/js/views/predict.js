@@ -3,6 +3,8 @@
 // marks the answer right or wrong with the explanation and, for a wrong one, what it believed,
 // and keeps a running score with the lines most often got wrong.
 
+import { ApiError } from "../api.js";
+
 const $ = (id) => document.getElementById(id);
 
 /** `session()` is the current Session; `enqueue` the request queue; `render` paints a Session;
@@ -29,6 +31,9 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
     section.hidden = !on;
     setUrl(on);
     if (!on) question = null;
+    // switched on with a session there: the panel asks at once rather than showing a lone
+    // Answer button until the next Next line
+    else if (session()) ask({ quiet: true });
   }
 
   function build(q) {
@@ -44,14 +49,24 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
     }));
   }
 
-  async function ask() {
+  /** Show the question about the line at the cursor. `quiet`: asked by the page itself (the
+   * session just opened, the switch just turned on), so the focus and the keys stay where
+   * they are: n then asks the same question again and moves into its choices. */
+  async function ask({ quiet = false } = {}) {
     return enqueue(async () => {
-      question = await api.question(session().id);
+      try {
+        question = await api.question(session().id);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        failed(error);
+        return;
+      }
       prompt.textContent = question.prompt;
       build(question);
       verdict.textContent = "";
       submit.disabled = false;
       section.hidden = false;
+      if (quiet) return;
       choices.querySelector("input")?.focus();
       announce(question.prompt);
     });
@@ -106,6 +121,8 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
     set,
     toggle: () => set(!box.checked),
     /** Next line with the switch on: ask first (asking twice gives the same question). */
-    next: ask,
+    next: () => ask(),
+    /** The session is ready: with the switch on, its first question shows at once. */
+    ready: () => box.checked && ask({ quiet: true }),
   };
 }
