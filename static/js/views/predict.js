@@ -7,6 +7,16 @@ import { ApiError } from "../api.js";
 
 const $ = (id) => document.getElementById(id);
 
+/** "Right.", or the true choices in the student's words: "Not quite: the answer is “-23.5”.",
+ * "… the answers are “the autograd graph” and “.grad”.", "… none of them is true." */
+function verdictHead(said) {
+  if (said.correct) return "Right.";
+  const right = said.choices.filter((c) => said.answer.includes(c.id)).map((c) => `“${c.text}”`);
+  if (!right.length) return "Not quite: none of them is true.";
+  if (right.length === 1) return `Not quite: the answer is ${right[0]}.`;
+  return `Not quite: the answers are ${right.slice(0, -1).join(", ")} and ${right.at(-1)}.`;
+}
+
 /** `session()` is the current Session; `enqueue` the request queue; `render` paints a Session;
  * `failed(error)` shows a refusal as a 409 from Next would be shown; `announce` speaks. */
 export function createPredict({ api, session, enqueue, render, failed, announce }) {
@@ -93,12 +103,10 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
       if (said.session) render(said.session);
       else failed({ status: 409, message: said.error.detail, line: said.error.line });
       const mine = said.choices.filter((c) => picked.includes(c.id) && c.misconception);
-      const head = said.correct ? "Right." : `Not quite: the answer is ${said.choices
-        .filter((c) => said.answer.includes(c.id)).map((c) => c.text).join(", ") || "none"}.`;
       const s = await tally(id);
       // the verdict last: once it shows, the answer is done and n asks the next question
-      verdict.textContent = [head, said.explanation,
-        ...mine.map((c) => `${c.text}: ${c.misconception}.`)].join(" ");
+      verdict.textContent = [verdictHead(said), said.explanation,
+        ...mine.map((c) => `You chose “${c.text}”: ${c.misconception}.`)].join(" ");
       question = null;
       // the keys (n for the next question) work again: the choices no longer hold the focus
       if (choices.contains(document.activeElement)) $("next").focus();
