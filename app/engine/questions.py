@@ -1,6 +1,10 @@
 """One question about the line at the cursor, from what the line did on a scratch copy
-(``predict.outcome``): its choices, the true ones, what each wrong one believes, and the
+(``predict.outcome``): its choices, the true ones, why each wrong one is wrong, and the
 explanation shown once the student has answered.
+
+Both are said as a teacher would say them to the student who picked the choice: the page
+shows ``You chose “<text>”: <misconception>.``, so a misconception is one clause, and an
+explanation whole sentences, with the error's own words last when the line raises.
 
 Kinds: ``writes`` (which stores), ``grad`` (one ``.grad`` element after the line), ``loss``
 (before a step: the loss on the same batch after it, lower / about the same / higher) and
@@ -32,7 +36,7 @@ ERROR = "error"
 class Choice:
     id: str
     text: str
-    misconception: str | None  # None: a true choice
+    misconception: str | None  # None: a true choice; else why it is wrong, one clause
     value: Value | str = None  # grad questions: the number, None, or "error"
 
 
@@ -96,8 +100,20 @@ def ask(o: Outcome, rnd: random.Random, offered_stores: list[str]) -> Question:
     return _raises(o)
 
 
-def _raised(o: Outcome) -> str:
-    return f"`{o.code}` raises: {o.error}"
+def _raised(o: Outcome, so: str) -> str:
+    """The line raised: what follows from it (``so``), then the error's own words (PyTorch's,
+    or the Lab's for a line that cannot run yet)."""
+    return f"`{o.code}` raises an error, so {so}. The error says: {_sentence(o.error or '')}"
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _listed(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 # -- writes ------------------------------------------------------------------------
@@ -111,18 +127,20 @@ def _writes(o: Outcome, offered: list[str]) -> Question:
         wrong = None
         if s not in truth:
             if o.error is not None:
-                wrong = f"believes `{o.code}` runs and writes {STORE_TEXT[s]}; it raises first"
+                wrong = f"`{o.code}` raises an error before it can write {STORE_TEXT[s]}"
             elif s in o.reads:
-                wrong = f"believes `{o.code}` writes {STORE_TEXT[s]}; it only reads it"
+                wrong = f"`{o.code}` only reads {STORE_TEXT[s]}; it does not write that store"
             else:
-                wrong = f"believes `{o.code}` writes {STORE_TEXT[s]}; it does not touch it"
+                wrong = f"`{o.code}` neither reads nor writes {STORE_TEXT[s]}"
         choices.append(Choice(s, STORE_TEXT[s], wrong))
+    writes = _listed([STORE_TEXT[s] for s in truth]) if truth else ""
     if o.error is not None:
-        explanation = _raised(o) + ": it writes no store (the Session stays as it was)."
+        explanation = _raised(o, "it writes no store and the session stays as it was")
+    elif truth and o.reads:
+        reads = _listed([STORE_TEXT[s] for s in o.reads])
+        explanation = f"`{o.code}` reads {reads}, and writes {writes}."
     elif truth:
-        explanation = f"`{o.code}` writes {', '.join(STORE_TEXT[s] for s in truth)}" + (
-            f" and reads {', '.join(STORE_TEXT[s] for s in o.reads)}." if o.reads else "."
-        )
+        explanation = f"`{o.code}` writes {writes}."
     else:
         explanation = f"`{o.code}` writes no store here."
     return Question(
@@ -154,11 +172,7 @@ def _texts(values: list[Value | str]) -> list[str]:
         (d for d in range(6, 18) if len({f"{v:.{d}g}" for v in numbers}) == len(set(numbers))), 17
     )
     return [
-        "None"
-        if v is None
-        else "an error: the line raises"
-        if isinstance(v, str)
-        else f"{v:.{digits}g}"
+        "None" if v is None else "it raises an error" if isinstance(v, str) else f"{v:.{digits}g}"
         for v in values
     ]
 
@@ -167,42 +181,60 @@ def _grad(o: Outcome, rnd: random.Random) -> Question:
     line = ENTRIES[o.entry].method
     where = _element(o)
     truth: Value | str = ERROR if o.error is not None else o.after
-    runs = f"it raises: {o.error}" if o.error is not None else "it does not"
-    # (value, what a student who picks it believes); the truth first, so it wins a tie
+    # (value, why a student who picks it is wrong); the truth first, so it wins a tie
     candidates: list[tuple[Value | str, str]] = [(truth, "")]
-    if line == "backward" and o.alone is not None:
-        candidates.append(
-            (
-                o.alone,
-                "believes backward overwrites .grad with this batch's gradient; it adds "
-                "into what .grad holds",
+    if o.error is not None:
+        unchanged = f".grad does keep that value, but only because `{o.code}` raises an error first"
+        # whatever it would hold, the line never gets there
+        raises = f", but `{o.code}` raises an error here and .grad keeps what it held"
+        if line == "backward" and o.alone is not None:
+            candidates.append((o.alone, "that is this batch's gradient alone" + raises))
+        if line == "backward" and o.summed is not None:
+            candidates.append(
+                (o.summed, "that is what .grad held plus this batch's gradient" + raises)
             )
-        )
-    if line == "backward" and o.summed is not None:
-        candidates.append(
-            (o.summed, "believes backward runs and adds this batch's gradient; " + runs)
-        )
-    candidates += [
-        (
-            None,
-            f"believes `{o.code}` leaves .grad None; only zero_grad() (set_to_none=True) or a "
-            "fresh model empties it, and only backward fills it",
-        ),
-        (
-            0.0,
-            f"believes `{o.code}` leaves zeros in .grad; only zero_grad(set_to_none=False) "
-            "writes zeros",
-        ),
-        (
-            o.before,
-            f"believes `{o.code}` leaves .grad as it was; "
-            + ("it raises" if o.error is not None else "it writes .grad"),
-        ),
-        (ERROR, f"believes `{o.code}` raises here; it runs"),
-    ]
-    kept: dict[Any, tuple[Value | str, str]] = {}
+        candidates += [
+            (None, "that would mean .grad is None afterwards" + raises),
+            (0.0, "that would mean .grad holds zeros afterwards" + raises),
+            (o.before, unchanged),
+        ]
+    else:
+        unchanged = f"that is what .grad held before, and `{o.code}` changes it"
+        if line == "backward" and o.alone is not None:
+            candidates.append(
+                (
+                    o.alone,
+                    "that is this batch's gradient alone, but backward does not replace .grad: "
+                    "it adds the gradient to what .grad already holds",
+                )
+            )
+        if line == "backward" and o.summed is not None:
+            candidates.append(
+                (
+                    o.summed,
+                    "that is what .grad held plus this batch's gradient, but after "
+                    f"`{o.code}` it holds {_say(o.after)}",
+                )
+            )
+        candidates += [
+            (
+                None,
+                f"that would mean `{o.code}` leaves .grad None, but only zero_grad() "
+                "(set_to_none=True) or a fresh model empties .grad, and only backward fills it",
+            ),
+            (
+                0.0,
+                f"that would mean `{o.code}` writes zeros into .grad, but only "
+                "zero_grad(set_to_none=False) does that",
+            ),
+            (o.before, unchanged),
+            (ERROR, f"that would mean `{o.code}` cannot run here, but it runs"),
+        ]
+    # a value equal to what .grad held is wrong for that reason, whichever candidate it came as
+    kept: dict[Any, tuple[Value | str, str]] = {_key(truth): (truth, "")}
     for value, belief in candidates:
-        kept.setdefault(_key(value), (value, belief))
+        same = _key(value) == _key(o.before)
+        kept.setdefault(_key(value), (value, unchanged if same else belief))
     values = list(kept.values())
     rnd.shuffle(values)
     texts = _texts([v for v, _ in values])
@@ -212,13 +244,22 @@ def _grad(o: Outcome, rnd: random.Random) -> Question:
     ]
     answer = [c.id for c in choices if c.misconception is None]
     if o.error is not None:
-        explanation = _raised(o) + f": {where} stays {_say(o.before)}."
+        explanation = _raised(o, f"{where} stays {_say(o.before)}")
     else:
-        explanation = f"After `{o.code}`, {where} holds {_say(o.after)} (before: {_say(o.before)})"
-        if line == "backward" and o.alone is not None:
-            added = "was None, so it holds" if o.before is None else "adds into it:"
-            explanation += f". backward {added} this batch's gradient {_say(o.alone)}"
-        explanation += "."
+        explanation = f"After `{o.code}`, {where} holds {_say(o.after)}"
+        if line == "backward" and o.alone is not None and o.before is None:
+            explanation += (
+                f": .grad was None, so backward put this batch's gradient, {_say(o.alone)}, there."
+            )
+        elif line == "backward" and o.alone is not None:
+            explanation += (
+                f": backward added this batch's gradient, {_say(o.alone)}, to the "
+                f"{_say(o.before)} .grad held."
+            )
+        elif _key(o.after) == _key(o.before):
+            explanation += ", as before: this line leaves .grad alone."
+        else:
+            explanation += f"; it held {_say(o.before)} before."
     return Question(
         o.entry,
         "grad",
@@ -257,25 +298,40 @@ def verdict(before: float, after: float) -> str:
 def _loss(o: Outcome) -> Question:
     assert o.loss_before is not None and o.loss_after is not None
     truth = verdict(o.loss_before, o.loss_after)
-    beliefs = {
-        "lower": "believes every step lowers the loss on its batch; this one does not (a step "
-        "that skips, or one too long or along a stale gradient, does not)",
-        "same": "believes this step leaves the loss where it was; it moves the parameters",
-        "higher": "believes this step overshoots; a short enough step along this batch's "
-        "negative gradient lowers its loss, and this one does",
-    }
+    if truth == "same":
+        why = (
+            f"`{o.code}` raises an error, so the parameters do not move"
+            if o.error is not None
+            else "this step leaves it about where it was"
+        )
+        wrong = {"lower": f"not every step lowers the loss on its batch; {why}", "higher": why}
+    else:
+        way = "down" if truth == "lower" else "up"
+        wrong = {"same": f"the step moves the parameters, and the loss on this batch goes {way}"}
+        if truth == "lower":
+            wrong["higher"] = (
+                "a short enough step along this batch's negative gradient lowers its loss, and "
+                "this one does"
+            )
+        else:
+            wrong["lower"] = (
+                "not every step lowers the loss on its batch: one too long, or along a stale "
+                "gradient, raises it, and this one does"
+            )
     texts = {
         "lower": "lower",
         "same": f"about the same (within {SAME:g} relative)",
         "higher": "higher",
     }
-    choices = [Choice(k, texts[k], None if k == truth else beliefs[k]) for k in texts]
-    explanation = (
-        f"On the same batch the loss goes from {o.loss_before:.6g} to {o.loss_after:.6g} after "
-        f"`{o.code}`: {texts[truth]}."
+    choices = [Choice(k, texts[k], wrong.get(k)) for k in texts]
+    moved = (
+        f"the loss on the same batch goes from {o.loss_before:.6g} to {o.loss_after:.6g}, "
+        f"so it is {texts[truth]}"
     )
     if o.error is not None:
-        explanation = _raised(o) + ", so nothing moved: " + explanation
+        explanation = _raised(o, f"nothing moves: {moved}")
+    else:
+        explanation = f"After `{o.code}`, {moved}."
     return Question(
         o.entry,
         "loss",
@@ -297,20 +353,20 @@ def _raises(o: Outcome) -> Question:
         Choice(
             "yes",
             "yes, it raises an error",
-            None if truth == "yes" else f"believes `{o.code}` cannot run now; it can",
+            None if truth == "yes" else f"`{o.code}` can run here, and it does",
         ),
         Choice(
             "no",
             "no, it runs",
-            None if truth == "no" else f"believes `{o.code}` can run now; {o.error}",
+            None if truth == "no" else f"`{o.code}` cannot run here: it raises the error above",
         ),
     ]
-    explanation = (
-        _raised(o)
-        if o.error is not None
-        else f"`{o.code}` runs"
-        + (f" and writes {', '.join(STORE_TEXT[s] for s in o.writes)}." if o.writes else ".")
-    )
+    if o.error is not None:
+        explanation = f"`{o.code}` cannot run here. The error says: {_sentence(o.error)}"
+    elif o.writes:
+        explanation = f"`{o.code}` runs and writes {_listed([STORE_TEXT[s] for s in o.writes])}."
+    else:
+        explanation = f"`{o.code}` runs."
     return Question(
         o.entry, "raises", f"Will `{o.code}` raise an error?", choices, False, [truth], explanation
     )

@@ -1,10 +1,10 @@
-// Actions: every request the stepper makes goes through one queue, so two quick clicks never
-// race (the server would serialize them anyway, but the page must show the answers in the
-// order it asked). A refusal is shown beside its line in PyTorch's words; Run plays lines
+// Actions: every request the stepper makes goes through one queue (queue.js), so two quick
+// clicks never race. A refusal is shown beside its line in PyTorch's words; Run plays lines
 // one after another until paused or refused.
 
 import { api, ApiError } from "./api.js";
 import { current } from "./paint.js";
+import { createQueue } from "./queue.js";
 import { setupOf, storeId } from "./state.js";
 import { showProblem } from "./views/code.js";
 import { describe } from "./views/controls.js";
@@ -24,15 +24,8 @@ async function sessionOrNull(id) {
 
 /** `render` paints a Session, `controls` are the page's controls, `announce` speaks. */
 export function createActions({ render, controls, announce }) {
-  let queue = Promise.resolve();
+  const enqueue = createQueue();
   let running = false;
-
-  /** Run `task` after every action asked for before it, so answers are shown in order. */
-  function enqueue(task) {
-    const job = queue.then(task);
-    queue = job.catch(() => false);
-    return job;
-  }
 
   /**
    * Queue one request; render its Session; show a refusal (409) in PyTorch's words next to

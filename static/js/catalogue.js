@@ -20,6 +20,11 @@ export const entry = (name) => entries().find((e) => e.name === name);
 export const scenarios = () => catalogue().scenarios;
 export const presets = () => catalogue().presets;
 
+/** A preset's title ("Skip zero_grad") for its id ("skip_zero_grad"), as the Loop menu names it:
+ * the one label a preset has wherever the page shows it; the id itself for one the server
+ * does not list. */
+export const presetTitle = (name) => presets().find((p) => p.name === name)?.title ?? name;
+
 /** The server's default loop for these toggles (program_for in app/engine/program.py). */
 export function defaultProgram(toggles, k = 1, scaler = false) {
   const found = catalogue().defaults.find((d) =>

@@ -1,71 +1,20 @@
-// Compare mode (the lesson's figure F4): the correct loop beside a chosen bug, two live
-// sessions from the same start and the same batches (same scenario, seed and lr), driven by
-// one Next line and one Run, with both losses on one chart and both weight trajectories on
-// another. `/?compare=skip_zero_grad&scenario=neuron&lr=0.05` opens it; the URL keeps it.
-// The two programs are lined up like a diff and driven in lockstep (lockstep.js): one Next
-// line runs one row of both, a line only one loop has is a skipped slot on the other side,
-// and both loops always stand at the same iteration and row.
-// A preset that needs a setup (a scheduler, Adam, moons with dropout, float16 autocast) gets
-// it on both sides; what is the bug itself (softmax before the loss, float16 without a
-// GradScaler) goes on the bug's side only.
+// Compare mode (the lesson's figure F4): the correct loop beside a chosen bug, driven by one
+// Next line and one Run. `/?compare=skip_zero_grad&scenario=neuron&lr=0.05` opens it; the URL
+// keeps it. This file wires the controls to the pair: what each click asks of each side
+// (lockstep.js: one Next line runs one row of both, a line only one loop has is a skipped
+// slot on the other side), through the page's one queue (queue.js). The pair's lifecycle is
+// pair.js, its picture views/comparison.js.
 
 import { api, ApiError } from "./api.js";
 import { presets as catalogued } from "./catalogue.js";
-import { lineUp, planNext, planRun, view } from "./lockstep.js";
-import { presetProgram, readUrl, sameList, setupParams } from "./state.js";
-import { createChart, legend } from "./views/chart.js";
+import { lineUp, planNext, planRun } from "./lockstep.js";
+import { createPair, OPTIMIZERS, optimizerName, SIDES } from "./pair.js";
+import { createQueue } from "./queue.js";
+import { readUrl } from "./state.js";
+import { createComparison } from "./views/comparison.js";
 import { createAnnouncer, createLive, describe } from "./views/controls.js";
-import { createPane } from "./views/pane.js";
-import { measured } from "./views/parabola.js";
 
 const $ = (id) => document.getElementById(id);
-const KEY = "loop-stepper.compare";
-const SIDES = ["correct", "bug"];
-// the least-squares weight of the four points, where the correct loop settles (lesson F4)
-const SETTLES = { neuron: ["least squares w = 1.4", 1.4] };
-// the optimizers compare mode offers; the URL uses the stepper's parameters for them
-const OPTIMIZERS = {
-  sgd: null, // the server's default: plain SGD
-  momentum: { kind: "sgd", momentum: 0.9, weight_decay: 0 },
-  weight_decay: { kind: "sgd", momentum: 0, weight_decay: 0.1 },
-  adam: { kind: "adam", betas: [0.9, 0.999], weight_decay: 0 },
-};
-
-// the setup keys that are the bug itself, not what it needs
-const OWN = ["softmax_before_loss", "grad_scaler"];
-
-/** A preset's setup: what both sides need (shared) and what only the bug's side has (own). */
-function setups(preset) {
-  const shared = {}, own = {};
-  for (const [k, v] of Object.entries(preset?.setup ?? {})) (OWN.includes(k) ? own : shared)[k] = v;
-  if (shared.amp && shared.scenario === "moons") shared.dtype = "float32"; // autocast: float32
-  return { shared, own };
-}
-
-/** A preset's loop as a session with this setup runs it: a GradScaler's ends with
- * scaler.update() (the server's scaled_program). */
-const looped = (preset, setup) =>
-  presetProgram(preset, setup.amp === "float16" && setup.grad_scaler !== false);
-
-/** Whether a session was made with what `setup` asks for. */
-function fits(s, setup) {
-  const m = s.model_options;
-  return (!setup.scenario || s.scenario === setup.scenario) &&
-    (!setup.optimizer || s.optimizer.kind === setup.optimizer.kind) &&
-    Boolean(setup.scheduler) === Boolean(s.scheduler) &&
-    (setup.amp ?? null) === (s.amp?.dtype ?? null) &&
-    (setup.amp !== "float16" || (setup.grad_scaler !== false) === s.amp.scaler) &&
-    (setup.dropout ?? 0) === m.dropout && (setup.batchnorm ?? false) === m.batchnorm &&
-    (setup.softmax_before_loss ?? false) === m.softmax_before_loss;
-}
-
-/** Which of OPTIMIZERS a session's (or the URL's) optimizer is; "sgd" for plain SGD. */
-function optimizerName(o) {
-  if (!o || (o.kind === "sgd" && !o.momentum && !o.weight_decay)) return "sgd";
-  const same = (a, b) => a.kind === b.kind && (a.momentum ?? 0) === (b.momentum ?? 0) &&
-    a.weight_decay === b.weight_decay && String(a.betas ?? "") === String(b.betas ?? "");
-  return Object.keys(OPTIMIZERS).find((k) => OPTIMIZERS[k] && same(o, OPTIMIZERS[k])) ?? null;
-}
 
 // the stepper's markup goes (its ids and labels would clash); compare mode's takes its place
 document.querySelector("main.layout").replaceWith($("compare-template").content.cloneNode(true));
@@ -78,92 +27,34 @@ const els = {
 };
 // disabled, saying "Loading…", until both sessions exist (compare-template serves it so)
 const live = createLive($("c-live"), $("c-status"), [els.form]);
-const sessions = { correct: null, bug: null };
-let presets = [];
-let bug = null;
-let optimizer = "sgd"; // a key of OPTIMIZERS
-let renders = 0;
-let queue = Promise.resolve();
-// a line raised in a Next or Run: that loop stopped there, as the script would, so the pair
-// is out of step until Reset or a new pair (lineUp says so)
-let apart = false;
+const pair = createPair(api);
+const { sessions } = pair;
+const presets = catalogued();
+const { panes, render } = createComparison({
+  pair, els, optimizers: OPTIMIZERS,
+  correctNote: presets.find((p) => p.name === "correct")?.explanation ?? "",
+  onLine: (side, entry, index) => act({ [side]: (id) => api.line(id, entry) }, index),
+});
+const queue = createQueue();
 
-const panes = Object.fromEntries(SIDES.map((side) => [side, createPane(
-  document.querySelector(`[data-pane="${side}"]`),
-  (entry, index) => act({ [side]: (id) => api.line(id, entry) }, index),
-)]));
-const lossChart = createChart($("c-losses"));
-const weightChart = createChart($("c-weights"));
-for (const id of ["c-losses", "c-weights"]) {
-  $(id).append(legend([{ cls: "correct", text: "correct loop" }, { cls: "bug", text: "with the bug" }]));
-}
-
-function render(fresh = false) {
-  const a = sessions.correct, b = sessions.bug;
-  const pair = lineUp(sessions, apart);
-  const correctNote = presets.find((p) => p.name === "correct")?.explanation ?? "";
-  panes.correct.render(a, fresh, "The correct loop", correctNote, view(pair, sessions, "correct"));
-  panes.bug.render(b, fresh, `With the bug: ${bug.title}`, bug.explanation, view(pair, sessions, "bug"));
-  document.body.dataset.lockstep = pair.at === null ? "apart" : String(pair.at);
-  document.querySelector('[data-pane="bug"]').setAttribute("aria-label", `Loop with the bug: ${bug.title}`);
-  const dtype = a.params[0]?.dtype ?? "float64";
-  const losses = (s) => s.history.map((p) => [p.iteration, p.loss]);
-  lossChart({
-    series: [{ cls: "correct", points: losses(a), dots: true }, { cls: "bug", points: losses(b), dots: true }],
-    include: [0],
-    floor: 0,
-    aria: `Loss of both loops over ${a.history.length} iterations`,
-  });
-  // x is the iteration whose loss line saw this weight; the latest step is one further
-  const path = (s) => measured(s).map(([t, v]) => [t + 1, v]);
-  const first = a.params[0];
-  const index = first.shape.length ? `[${first.shape.map(() => 0).join(", ")}]` : "";
-  $("c-weight-name").textContent = `${first.name}${index}`;
-  const [label, y] = a.theory ? ["θ*", a.theory.theta_star] : SETTLES[a.scenario] ?? [];
-  weightChart({
-    series: [{ cls: "correct", points: path(a), dots: true }, { cls: "bug", points: path(b), dots: true }],
-    marks: y === undefined ? [] : [{ y, cls: "star", label: label === "θ*" ? `θ* = ${y}` : label }],
-    aria: `${first.name}${index} in both loops, dtype ${dtype}`,
-  });
-  els.scenario.value = a.scenario;
-  if (document.activeElement !== els.lr) els.lr.value = String(a.lr);
-  els.bug.value = bug.name;
-  els.optimizer.value = optimizer;
-  const q = new URLSearchParams({ compare: bug.name, scenario: a.scenario, lr: String(a.lr) });
-  const spec = OPTIMIZERS[optimizer];
-  if (spec) {
-    q.set("optimizer", spec.kind);
-    if (spec.kind === "sgd") q.set("momentum", String(spec.momentum));
-    q.set("weight_decay", String(spec.weight_decay));
-  }
-  history.replaceState(null, "", `${location.pathname}?${q}`);
-  $("c-back").href = `./?${backTo(b, q)}`;
-  sessionStorage.setItem(KEY, JSON.stringify({ correct: a.id, bug: b.id }));
-  document.body.dataset.renders = String(++renders);
-}
-
-/** The stepper's URL for the bug's side: its scenario, lr, optimizer, setup and preset. */
-function backTo(b, shown) {
-  const q = new URLSearchParams(shown);
-  q.delete("compare");
-  q.set("preset", bug.name);
-  setupParams(b, q);
-  return q;
-}
-
+/** Queue `job`; a session that expired (404) starts a new pair, any other refusal is said.
+ * The recovery runs in the job's turn, so nothing queued after it sees a half-made pair. */
 function enqueue(job) {
-  const run = queue.then(job).catch(async (error) => {
-    if (!(error instanceof ApiError)) throw error;
-    if (error.status === 404) {
-      await makePair(sessions.correct?.scenario, sessions.correct?.lr); // expired: start again
-      render(true);
-      announce("The sessions had expired, so new ones were started.");
-    } else {
-      announce(error.message);
+  return queue(async () => {
+    try {
+      return await job();
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error.status === 404) {
+        await pair.make(sessions.correct?.scenario, sessions.correct?.lr); // expired: start again
+        render(true);
+        announce("The sessions had expired, so new ones were started.");
+      } else {
+        announce(error.message);
+      }
+      return undefined;
     }
   });
-  queue = run.catch(() => {});
-  return run;
 }
 
 const NAME = { correct: "Correct loop", bug: "With the bug" };
@@ -190,7 +81,7 @@ function act(plan, clicked, step = false) {
       } else if (answer.reason instanceof ApiError && answer.reason.status === 409) {
         problems[side] = answer.reason;
         sessions[side] = await api.get(sessions[side].id);
-        if (step) apart = true;
+        if (step) pair.apart = true;
       } else {
         throw answer.reason;
       }
@@ -209,9 +100,9 @@ const both = (request) => Object.fromEntries(SIDES.map((side) => [side, request]
 
 /** One Next line: the row both loops stand at, on each side that has a line there. */
 function nextPlan() {
-  const pair = lineUp(sessions, apart);
-  const plan = planNext(pair);
-  const entry = pair.at === null ? null : pair.rows[pair.at].entry;
+  const lined = lineUp(sessions, pair.apart);
+  const plan = planNext(lined);
+  const entry = lined.at === null ? null : lined.rows[lined.at].entry;
   return Object.fromEntries(SIDES.map((side) => [side, plan[side]
     ? (id) => api.next(id)
     : `${entry} skipped: this loop has no such line, nothing runs here.`]));
@@ -219,49 +110,10 @@ function nextPlan() {
 
 /** Run `n`: whole iterations of both; they end together at row 0. */
 function runPlan(n) {
-  const plan = planRun(lineUp(sessions, apart), n);
+  const plan = planRun(lineUp(sessions, pair.apart), n);
   return Object.fromEntries(SIDES.map((side) => [side, plan[side]
     ? (id) => api.run(id, plan[side])
     : "this iteration was already done; nothing more to run."]));
-}
-
-/** Two new sessions with one seed, lr and optimizer (and the setup the bug needs); the second
- * gets the bug's program. */
-async function makePair(scenario = "neuron", lr) {
-  const old = SIDES.map((side) => sessions[side]?.id).filter(Boolean);
-  const spec = OPTIMIZERS[optimizer];
-  const { shared, own } = setups(bug);
-  if (shared.scenario && shared.scenario !== scenario) lr = undefined; // that scenario's own
-  const common = { scenario, ...(spec ? { optimizer: spec } : {}), ...shared };
-  const a = await api.create({ ...common, ...(lr ? { lr } : {}) });
-  const theirs = { ...common, ...own };
-  sessions.bug = await api.create({
-    ...theirs, lr: a.lr, seed: a.seed, program: looped(bug, theirs),
-  });
-  sessions.correct = a;
-  apart = false; // two new loops at row 0
-  optimizer = optimizerName(a.optimizer) ?? optimizer; // a preset may need Adam
-  for (const id of old) api.remove(id).catch(() => {});
-}
-
-/** The pair this tab had, if both still exist and match what the URL asks for. */
-async function storedPair(setup) {
-  try {
-    const ids = JSON.parse(sessionStorage.getItem(KEY) ?? "null");
-    if (!ids) return false;
-    const [a, b] = await Promise.all([api.get(ids.correct), api.get(ids.bug)]);
-    const { shared, own } = setups(bug);
-    const theirs = { ...shared, ...own };
-    const ok = a.preset === "correct" && sameList(b.program, looped(bug, theirs)) &&
-      fits(a, shared) && fits(b, theirs) && a.seed === b.seed &&
-      optimizerName(a.optimizer) === optimizer && optimizerName(b.optimizer) === optimizer &&
-      a.scenario === (setup.scenario ?? "neuron") && b.scenario === a.scenario && a.lr === b.lr &&
-      (setup.lr === undefined || setup.lr === a.lr);
-    if (ok) Object.assign(sessions, { correct: a, bug: b });
-    return ok;
-  } catch {
-    return false;
-  }
 }
 
 els.form.addEventListener("submit", (e) => e.preventDefault());
@@ -276,7 +128,7 @@ els.run.addEventListener("click", () => {
 });
 els.reset.addEventListener("click", () => {
   act(() => {
-    apart = false; // both start again: in step
+    pair.apart = false; // both start again: in step
     return both((id) => api.reset(id));
   });
 });
@@ -285,25 +137,25 @@ els.lr.addEventListener("change", () => {
   if (Number.isFinite(lr) && lr > 0 && lr <= 100) act(both((id) => api.patch(id, { lr })));
 });
 els.bug.addEventListener("change", () => {
-  bug = presets.find((p) => p.name === els.bug.value);
+  pair.bug = presets.find((p) => p.name === els.bug.value);
   // both start again together (new sessions: the bug may need another setup), so the
   // comparison stays fair
   enqueue(async () => {
-    await makePair(sessions.correct.scenario, sessions.correct.lr);
+    await pair.make(sessions.correct.scenario, sessions.correct.lr);
     render(true);
-    announce(`Comparing with: ${bug.title}. Both loops start again.`);
+    announce(`Comparing with: ${pair.bug.title}. Both loops start again.`);
   });
 });
 els.optimizer.addEventListener("change", () =>
   enqueue(async () => {
-    optimizer = els.optimizer.value;
-    await makePair(sessions.correct.scenario, sessions.correct.lr);
+    pair.optimizer = els.optimizer.value;
+    await pair.make(sessions.correct.scenario, sessions.correct.lr);
     render(true);
     announce(`Both loops start again with ${els.optimizer.selectedOptions[0].text}.`);
   }));
 els.scenario.addEventListener("change", () =>
   enqueue(async () => {
-    await makePair(els.scenario.value);
+    await pair.make(els.scenario.value);
     render(true);
   }));
 document.addEventListener("keydown", (e) => {
@@ -329,15 +181,14 @@ document.addEventListener("keydown", (e) => {
 async function start() {
   const url = readUrl();
   try {
-    presets = catalogued();
     const bugs = presets.filter((p) => p.name !== "correct");
-    bug = bugs.find((p) => p.name === url.compare) ?? bugs[0];
-    optimizer = optimizerName(url.setup.optimizer) ?? "sgd";
+    pair.bug = bugs.find((p) => p.name === url.compare) ?? bugs[0];
+    pair.optimizer = optimizerName(url.setup.optimizer) ?? "sgd";
     els.bug.replaceChildren(...bugs.map((p) => new Option(p.title, p.name)));
-    if (!(await storedPair(url.setup))) await makePair(url.setup.scenario, url.setup.lr);
+    if (!(await pair.restore(url.setup))) await pair.make(url.setup.scenario, url.setup.lr);
     render(true);
     live.ready();
-    announce(`Comparing the correct loop with: ${bug.title}.`);
+    announce(`Comparing the correct loop with: ${pair.bug.title}.`);
   } catch (error) {
     live.failed(error.message); // the server or the network: the controls stay off, in words
     if (!(error instanceof ApiError)) throw error;

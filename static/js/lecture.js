@@ -140,21 +140,19 @@ $("lecture-end").addEventListener("click", async () => {
   stop();
 });
 
-/** The question's choices, one checkbox per preset, named as the API names them. */
+/** The question's choices, one checkbox per preset: labelled by its title, as the Loop menu
+ * and the class see it; its id is the value sent. */
 async function choices() {
   if ($("quiz-choices").childElementCount) return;
   const presets = catalogue().presets;
   $("quiz-choices").replaceChildren(...presets.map((p) => {
     const label = document.createElement("label");
     label.className = "check";
-    label.title = p.title;
     const box = document.createElement("input");
     box.type = "checkbox";
     box.value = p.name;
     box.checked = ["correct", "skip_zero_grad", "step_first"].includes(p.name);
-    const name = document.createElement("code");
-    name.textContent = p.name;
-    label.append(box, " ", name);
+    label.append(box, ` ${p.title}`);
     return label;
   }));
 }

@@ -3,6 +3,7 @@
 // answer reveals the program and explains it.
 
 import { api, ApiError } from "./api.js";
+import { presetTitle } from "./catalogue.js";
 import { createQuestion } from "./views/question.js";
 import { createWatch } from "./views/watch.js";
 
@@ -33,7 +34,7 @@ const question = createQuestion(section, async (choice) => {
   const result = await api.selfAnswer(session.id, choice);
   question.chose(choice);
   show(await api.get(session.id));
-  $("q-status").textContent = result.correct ? "Right!" : `Not quite: it was ${result.preset.replaceAll("_", " ")}.`;
+  $("q-status").textContent = result.correct ? "Right!" : `Not quite: it was ${presetTitle(result.preset)}.`;
 });
 
 function show(next) {

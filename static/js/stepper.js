@@ -212,6 +212,7 @@ async function start() {
     render(opened ?? (await openSession(api, url.setup, program)), true);
     controls.ready();
     $("edit").disabled = false;
+    predict.ready();
     if (notice) {
       showProblem($("problem"), current.codePanel, notice);
       announce(`${notice.heading} ${notice.message}`);

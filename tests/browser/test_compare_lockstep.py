@@ -285,3 +285,33 @@ def test_alignment_of_every_preset_and_random_programs(page: Page, watch: Watch)
         (3, 4, "backward"),
         (4, None, "step"),
     ]
+
+
+def test_the_pair_outlives_a_reload_and_an_expired_session_starts_a_new_one(
+    page: Page, watch: Watch
+) -> None:
+    """The pair's lifecycle (pair.js) through the page's one queue: a reload finds the same two
+    sessions at the same row; when one of them is gone from the server, the next click makes
+    a new pair in its turn and says so, and the clicks after it drive the new pair."""
+    page = open_page(page, "/?compare=skip_zero_grad")
+    next_row(page)
+    next_row(page)
+    before = pair(page)
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert {s: p["id"] for s, p in pair(page).items()} == {s: p["id"] for s, p in before.items()}
+    assert shown(page) == {"correct": (1, 2), "bug": (1, 2)}
+    expect(page.locator("body")).to_have_attribute("data-lockstep", "2")
+
+    page.request.delete(f"/api/sessions/{before['correct']['id']}")
+    next_row(page)  # row 2, zero_grad: the correct side answers 404, a new pair at row 0
+    expect(page.locator("#announcer")).to_have_text(
+        "The sessions had expired, so new ones were started."
+    )
+    fresh = pair(page)
+    assert fresh["bug"]["id"] != before["bug"]["id"]
+    assert fresh["bug"]["program"] == SKIP_ZERO_GRAD
+    assert shown(page) == {"correct": (0, 0), "bug": (0, 0)}
+    next_row(page)
+    assert shown(page) == {"correct": (1, 1), "bug": (1, 1)}
+    assert pair(page)["bug"]["cursor"] == 1

@@ -108,6 +108,12 @@ def test_two_followers_see_every_click_then_fork_and_answer(
 
     # a question: the program leaves the followers' JSON and DOM
     follower = pages[1]
+    # the instructor picks the choices by the presets' titles; their ids are what is sent
+    choices = page.locator("#quiz-choices")
+    expect(choices.get_by_label("Skip zero_grad", exact=True)).to_be_checked()
+    expect(choices.get_by_label("Skip zero_grad", exact=True)).to_have_value("skip_zero_grad")
+    expect(choices.get_by_label("running_loss += loss (the tensor)")).not_to_be_checked()
+    assert "log_tensor" not in choices.inner_text()
     page.get_by_role("button", name="Ask", exact=True).click()
     expect(follower.locator("#question")).to_be_visible()
     expect(follower.locator(".w-hidden")).to_be_visible()
@@ -118,21 +124,31 @@ def test_two_followers_see_every_click_then_fork_and_answer(
     expect(follower.get_by_role("button", name="Try it yourself")).to_be_disabled()
     pages[0].goto(f"/l/{code}")  # the first follower comes back to answer too
     expect(pages[0].locator("#question")).to_be_visible()
-    pages[0].get_by_role("button", name="skip zero grad", exact=True).click()
-    follower.get_by_role("button", name="step first", exact=True).click()
-    follower.get_by_role("button", name="correct", exact=True).click()  # answering again replaces
-    expect(follower.get_by_role("button", name="correct", exact=True)).to_have_attribute(
-        "aria-pressed", "true"
+    # every choice is named by its preset's title, as the Loop menu names it, on both sides
+    expect(follower.locator("#question .choice")).to_have_text(
+        ["The correct loop", "Skip zero_grad", "Step before backward"]
+    )
+    pages[0].get_by_role("button", name="Skip zero_grad", exact=True).click()
+    follower.get_by_role("button", name="Step before backward", exact=True).click()
+    correct = follower.get_by_role("button", name="The correct loop", exact=True)
+    correct.click()  # answering again replaces
+    expect(correct).to_have_attribute("aria-pressed", "true")
+    expect(follower.locator("#verdict")).to_have_text(
+        "Your answer: The correct loop. You can change it until it is revealed."
     )
     tally = page.locator("#tally")
     expect(tally.locator('[data-choice="correct"] .tally-count')).to_have_text("1")
     expect(tally.locator('[data-choice="skip_zero_grad"] .tally-count')).to_have_text("1")
     expect(tally.locator('[data-choice="step_first"] .tally-count')).to_have_text("0")
+    expect(tally.locator(".tally-name")).to_have_text(
+        ["The correct loop", "Skip zero_grad", "Step before backward"]
+    )
     expect(tally.locator(".tally-total")).to_have_text("2 answered")
     shot(page, "lecture-tally")
     page.get_by_role("button", name="Reveal", exact=True).click()
+    expect(tally.locator(".tally-total")).to_have_text("2 answered — answer: The correct loop")
     for p in pages:
-        expect(p.locator("#verdict")).to_contain_text("Answer: correct.")
+        expect(p.locator("#verdict")).to_contain_text("Answer: The correct loop.")
         expect(p.locator("#watch .line").first).to_be_visible()
     expect(follower.locator("#verdict")).to_contain_text("You were right.")
     expect(pages[0].locator("#verdict")).to_contain_text("Not your answer.")
@@ -164,8 +180,15 @@ def test_self_study_question(page: Page, watch: Watch) -> None:
     assert page.locator("main .line").count() == 0
     page.get_by_role("button", name="Run 1 iteration").click()
     expect(page.locator("main .iteration")).to_have_text(re.compile(r"iteration [01],"))
-    page.get_by_role("button", name="correct", exact=True).click()  # never right: a bug always runs
-    expect(page.locator("#q-status")).to_contain_text("Not quite: it was")
+    titles = page.evaluate("JSON.parse(document.getElementById('catalogue').textContent)"
+                           ".presets.map(p => p.title)")  # fmt: skip
+    for text in page.locator(".question .choice").all_inner_texts():
+        assert text in titles, text  # a preset's title, never its id
+    # never right: a bug always runs
+    page.get_by_role("button", name="The correct loop", exact=True).click()
+    expect(page.locator("#q-status")).to_have_text(
+        re.compile("^Not quite: it was (" + "|".join(map(re.escape, titles)) + r")\.$")
+    )
     expect(page.locator(".question .verdict")).to_contain_text("Answer: ")
     expect(page.locator("main .line").first).to_be_visible()  # the program, revealed
     shot(page, "self-study")

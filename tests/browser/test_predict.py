@@ -39,11 +39,70 @@ def test_predict_first_marks_answers_and_keeps_score(stepper: Page) -> None:
         text = verdict.inner_text()
         if text.startswith("Right."):
             rights += 1
-        else:
-            assert "believes" in text, text
+        else:  # the true choice in words, then why the one picked is wrong
+            assert re.match(r"Not quite: (the answers? (is|are) “|none of them is true)", text)
+            assert "You chose “" in text, text
     expect(score).to_contain_text(f"Score: {rights} of 4")
     expect(page.locator('section[aria-label="Gradients"] .tensor[data-name="weight"] .value')
            ).to_have_text("-23.5")  # fmt: skip
+
+
+def test_predict_first_asks_as_soon_as_the_session_is_ready(page: Page) -> None:
+    """?predict=1: the first question is there before any click, never an empty panel with a
+    lone Answer button; switching Predict first on asks at once too. The page asks by itself,
+    so the focus stays put and n goes on asking."""
+    page.goto("/?predict=1")
+    page.wait_for_selector("body[data-ready='1']")
+    prompt = page.locator("#predict-prompt")
+    expect(prompt).to_contain_text("`out = model(X)`")  # the first line: forward
+    expect(page.locator("#predict-choices input").first).to_be_visible()
+    expect(page.get_by_role("button", name="Answer")).to_be_enabled()
+    expect(page.locator("#predict-verdict")).to_be_empty()
+    expect(page.locator("#predict-choices input").first).not_to_be_focused()
+    page.get_by_role("button", name="Answer").click()
+    expect(page.locator("#predict-score")).to_have_text(re.compile(r"^Score: [01] of 1"))
+
+    page.keyboard.press("p")  # off, then on again: the next line's question at once
+    expect(page.locator("#predict")).to_be_hidden()
+    page.keyboard.press("p")
+    expect(prompt).to_contain_text("`loss = loss_fn(out, y)`")
+    expect(page.locator("#predict-verdict")).to_be_empty()
+    page.keyboard.press("n")  # the same question, now with the focus in its choices
+    expect(page.locator("#predict-choices input").first).to_be_focused()
+    expect(prompt).to_contain_text("`loss = loss_fn(out, y)`")
+
+
+def test_a_wrong_prediction_is_told_as_a_teacher_would(page: Page) -> None:
+    """backward twice: the second backward raises. Whatever kind of question it draws, the
+    verdict names the true choice in quotes, says what the raise means with PyTorch's words
+    last, and why the choice picked is wrong; never a template ("believes …; it runs")."""
+    page.goto("/?preset=backward_twice")
+    page.wait_for_selector("body[data-ready='1']")
+    next_line(page, 4)  # forward, loss, zero_grad, backward: the next backward raises
+    page.keyboard.press("p")
+    inputs = page.locator("#predict-choices input")
+    expect(inputs.first).to_be_visible()
+    values = [inputs.nth(i).get_attribute("value") or "" for i in range(inputs.count())]
+    texts = [t.strip() for t in page.locator("#predict-choices label").all_inner_texts()]
+    if "no" in values:  # raises: "no, it runs" is wrong
+        wrong = "no"
+    elif inputs.first.get_attribute("type") == "checkbox":  # writes: it writes no store
+        wrong = values[0]
+    else:  # grad: any value but "it raises an error"
+        wrong = next(v for v, t in zip(values, texts, strict=True) if t != "it raises an error")
+    page.locator(f'#predict-choices input[value="{wrong}"]').check()
+    page.get_by_role("button", name="Answer").click()
+    verdict = page.locator("#predict-verdict")
+    expect(verdict).to_have_text(
+        re.compile(
+            r"^Not quite: (the answer is “(yes, it raises an error|it raises an error)”"
+            r"|none of them is true)\. "
+            r"`loss\.backward\(\)` (raises an error, so|cannot run here\.) .*"
+            r"The error says: Trying to backward through the graph a second time.*\. "
+            r"You chose “[^”]+”: [^:]*`loss\.backward\(\)` [^;]+\.$"
+        )
+    )
+    assert "believes" not in verdict.inner_text()
 
 
 def test_explain_popover_after_skip_zero_grad(page: Page) -> None:

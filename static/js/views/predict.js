@@ -3,7 +3,19 @@
 // marks the answer right or wrong with the explanation and, for a wrong one, what it believed,
 // and keeps a running score with the lines most often got wrong.
 
+import { ApiError } from "../api.js";
+
 const $ = (id) => document.getElementById(id);
+
+/** "Right.", or the true choices in the student's words: "Not quite: the answer is “-23.5”.",
+ * "… the answers are “the autograd graph” and “.grad”.", "… none of them is true." */
+function verdictHead(said) {
+  if (said.correct) return "Right.";
+  const right = said.choices.filter((c) => said.answer.includes(c.id)).map((c) => `“${c.text}”`);
+  if (!right.length) return "Not quite: none of them is true.";
+  if (right.length === 1) return `Not quite: the answer is ${right[0]}.`;
+  return `Not quite: the answers are ${right.slice(0, -1).join(", ")} and ${right.at(-1)}.`;
+}
 
 /** `session()` is the current Session; `enqueue` the request queue; `render` paints a Session;
  * `failed(error)` shows a refusal as a 409 from Next would be shown; `announce` speaks. */
@@ -29,6 +41,9 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
     section.hidden = !on;
     setUrl(on);
     if (!on) question = null;
+    // switched on with a session there: the panel asks at once rather than showing a lone
+    // Answer button until the next Next line
+    else if (session()) ask({ quiet: true });
   }
 
   function build(q) {
@@ -44,14 +59,24 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
     }));
   }
 
-  async function ask() {
+  /** Show the question about the line at the cursor. `quiet`: asked by the page itself (the
+   * session just opened, the switch just turned on), so the focus and the keys stay where
+   * they are: n then asks the same question again and moves into its choices. */
+  async function ask({ quiet = false } = {}) {
     return enqueue(async () => {
-      question = await api.question(session().id);
+      try {
+        question = await api.question(session().id);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        failed(error);
+        return;
+      }
       prompt.textContent = question.prompt;
       build(question);
       verdict.textContent = "";
       submit.disabled = false;
       section.hidden = false;
+      if (quiet) return;
       choices.querySelector("input")?.focus();
       announce(question.prompt);
     });
@@ -78,12 +103,10 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
       if (said.session) render(said.session);
       else failed({ status: 409, message: said.error.detail, line: said.error.line });
       const mine = said.choices.filter((c) => picked.includes(c.id) && c.misconception);
-      const head = said.correct ? "Right." : `Not quite: the answer is ${said.choices
-        .filter((c) => said.answer.includes(c.id)).map((c) => c.text).join(", ") || "none"}.`;
       const s = await tally(id);
       // the verdict last: once it shows, the answer is done and n asks the next question
-      verdict.textContent = [head, said.explanation,
-        ...mine.map((c) => `${c.text}: ${c.misconception}.`)].join(" ");
+      verdict.textContent = [verdictHead(said), said.explanation,
+        ...mine.map((c) => `You chose “${c.text}”: ${c.misconception}.`)].join(" ");
       question = null;
       // the keys (n for the next question) work again: the choices no longer hold the focus
       if (choices.contains(document.activeElement)) $("next").focus();
@@ -106,6 +129,8 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
     set,
     toggle: () => set(!box.checked),
     /** Next line with the switch on: ask first (asking twice gives the same question). */
-    next: ask,
+    next: () => ask(),
+    /** The session is ready: with the switch on, its first question shows at once. */
+    ready: () => box.checked && ask({ quiet: true }),
   };
 }

@@ -1,5 +1,8 @@
 // A question's choices as buttons (a follower's or self-study), and once revealed the right
 // answer with its explanation. `answer(choice)` sends one; answering again replaces it.
+// Each choice is a preset: shown by its title, sent by its id.
+
+import { presetTitle } from "../catalogue.js";
 
 export function createQuestion(section, answer) {
   const choices = section.querySelector(".choices");
@@ -14,7 +17,7 @@ export function createQuestion(section, answer) {
       button.type = "button";
       button.className = "choice";
       button.dataset.choice = name;
-      button.textContent = name.replaceAll("_", " ");
+      button.textContent = presetTitle(name);
       button.setAttribute("aria-pressed", "false");
       button.addEventListener("click", async () => {
         try {
@@ -22,7 +25,7 @@ export function createQuestion(section, answer) {
           await answer(name);
           if (current.revealed) return;
           paint(current);
-          verdict.textContent = `Your answer: ${name.replaceAll("_", " ")}. You can change it until it is revealed.`;
+          verdict.textContent = `Your answer: ${presetTitle(name)}. You can change it until it is revealed.`;
         } catch (error) {
           mine = null;
           verdict.textContent = error.message;
@@ -56,7 +59,7 @@ export function createQuestion(section, answer) {
       }
       paint(quiz);
       if (quiz.revealed) {
-        const right = quiz.answer ? quiz.answer.replaceAll("_", " ") : "none of these";
+        const right = quiz.answer ? presetTitle(quiz.answer) : "none of these";
         const yours = mine === null ? "" : mine === quiz.answer ? " You were right." : " Not your answer.";
         verdict.textContent = `Answer: ${right}.${yours} ${quiz.explanation ?? ""}`;
       }

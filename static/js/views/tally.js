@@ -1,5 +1,7 @@
 // A question's live tally as a bar chart: one bar per choice, its count beside it; once
-// revealed the right one is marked.
+// revealed the right one is marked. Each choice is a preset, named by its title.
+
+import { presetTitle } from "../catalogue.js";
 
 export function renderTally(root, tally) {
   const entries = Object.entries(tally.choices);
@@ -12,7 +14,7 @@ export function renderTally(root, tally) {
     row.classList.toggle("right", tally.revealed && name === tally.answer);
     const label = document.createElement("span");
     label.className = "tally-name";
-    label.textContent = name.replaceAll("_", " ");
+    label.textContent = presetTitle(name);
     const bar = document.createElement("span");
     bar.className = "tally-bar";
     // a width attribute-free bar: an SVG rect (no inline styles under the CSP)
@@ -33,6 +35,7 @@ export function renderTally(root, tally) {
   });
   const total = document.createElement("p");
   total.className = "tally-total";
-  total.textContent = `${tally.answers} answered` + (tally.revealed ? ` — answer: ${(tally.answer ?? "none").replaceAll("_", " ")}` : "");
+  const answer = tally.answer ? presetTitle(tally.answer) : "none";
+  total.textContent = `${tally.answers} answered` + (tally.revealed ? ` — answer: ${answer}` : "");
   root.replaceChildren(...rows, total);
 }
