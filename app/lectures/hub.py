@@ -26,6 +26,7 @@ from typing import Any
 
 from app.db import Database, StoredLecture
 from app.engine.program import preset_of
+from app.engine.views import SessionView
 from app.lectures.broadcast import Alone, Broadcast, Lectures
 from app.lectures.fanout import END, KEEPALIVE, frame, newer, on_loop, release
 from app.lectures.polls import BUG_PROMPT, Poll, Predicting
@@ -215,7 +216,7 @@ class LectureHub(Predicting):
                 self._settle(lecture, change)
             self.publish(lecture, session.timeline)
 
-    def view(self, lecture: Lecture, timeline: Timeline, since: int = 0) -> dict[str, Any]:
+    def view(self, lecture: Lecture, timeline: Timeline, since: int = 0) -> SessionView:
         """The Session as followers see it: no id, and during a question no program."""
         data = timeline.view(since)
         if lecture.hidden:

@@ -7,11 +7,17 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from app.engine.program import PRESETS, Preset
+from app.engine.views import QuizRecord, QuizView, SessionView
 
-HIDDEN = ("program", "code", "preset", "toggles")  # what a question hides from followers
+HIDDEN: tuple[Literal["program", "code", "preset", "toggles"], ...] = (
+    "program",
+    "code",
+    "preset",
+    "toggles",
+)  # what a question hides from followers
 MAX_VOTERS = 1000  # answers one question takes (one per voter): a flood of new voters stops here
 BURST, REFILL = 5.0, 1.0  # a voter may answer 5 times at once, then once a second
 # the bugs any session shows as it is (not those that need a scheduler, Adam, softmax...)
@@ -32,7 +38,7 @@ def self_study_preset() -> Preset:
     return secrets.choice(BUGS)
 
 
-def hide(data: dict[str, Any]) -> dict[str, Any]:
+def hide(data: SessionView) -> SessionView:
     for key in HIDDEN:
         data.pop(key, None)
     return data
@@ -44,10 +50,10 @@ class Quiz:
     revealed: bool = False
     answer: str | None = None  # the session's preset, once revealed
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> QuizRecord:
         return {"choices": self.choices, "revealed": self.revealed, "answer": self.answer}
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> QuizView:
         """What followers see: the answer and its explanation only once revealed."""
         explanation = EXPLANATIONS.get(self.answer or "") if self.revealed else None
         return {**self.to_json(), "explanation": explanation}
@@ -121,7 +127,7 @@ class SelfStudy:
         self.quizzes[session_id] = (preset, True)
         return {"correct": choice == preset, "preset": preset, "explanation": EXPLANATIONS[preset]}
 
-    def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    def shown(self, session_id: str, data: SessionView) -> SessionView:
         """A Session as its owner sees it: a self-study question hides its program."""
         quiz = self.quizzes.get(session_id)
         if quiz is None:

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 from app.engine import Lab, LabState, LineError
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
+from app.engine.views import LossPointView
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ class Event:
     # for the timeline's slider and the history, so neither needs a replay
     iteration: int = 0
     loss: float | None = None
-    point: dict[str, Any] | None = None  # the history point a loss line added
+    point: LossPointView | None = None  # the history point a loss line added
     # predict: {"kind", "choice": [ids], "correct"} about the line ``entry`` that comes next
     prediction: dict[str, Any] | None = None
 
@@ -212,7 +213,7 @@ class Change:
     # where the log stands when that is not its newest event (after a rewind), or AT_END when
     # it is back there; None: as before. A line at the end writes nothing but its event.
     dropped: int = 0  # with forget_before: how many moments are gone
-    base_points: list[dict[str, Any]] = field(default_factory=list)  # and their loss points
+    base_points: list[LossPointView] = field(default_factory=list)  # and their loss points
     head: int | None = None
 
     def __bool__(self) -> bool:
@@ -239,6 +240,6 @@ class Saved:
     head: int  # AT_END: the newest event
     first: int
     dropped: int
-    base_points: list[dict[str, Any]]
+    base_points: list[LossPointView]
     events: list[Event]
     keyframes: list[tuple[int, bool]]  # (seq, clean); the states are read when needed

@@ -24,9 +24,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from app.db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
+from app.engine.views import SessionView
 from app.log.records import Change, Setup
 from app.log.timeline import Timeline
 from app.sessions.journal import Journal, KeyframeWriter
@@ -69,7 +70,7 @@ class Fork:
 
     id: str
     moment: str
-    session: dict[str, Any]
+    session: SessionView
 
 
 def new_id() -> str:
@@ -96,12 +97,12 @@ class LiveSessions:
         self._live: OrderedDict[str, tuple[LiveSession, float]] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
-        self._forked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # a base's answer
+        self._forked: OrderedDict[str, SessionView] = OrderedDict()  # a base's answer
         self._started: OrderedDict[str, Setup] = OrderedDict()  # by Setup.key(): as stored
         self._starting: dict[str, float] = {}  # started, not in memory yet: since when
         # hooks for lectures (app/lectures/hub.py): a saved change, and a Session as answered
         self.on_change: Callable[[LiveSession, Change], None] | None = None
-        self.shown: Callable[[str, dict[str, Any]], dict[str, Any]] = lambda _, data: data
+        self.shown: Callable[[str, SessionView], SessionView] = lambda _, data: data
         self.on_load: Callable[[str], None] | None = None  # a session read back from the database
         self.keyframes = KeyframeWriter(db)
 
