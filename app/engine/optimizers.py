@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -115,7 +115,7 @@ class SchedulerSpec:
         }
 
     @classmethod
-    def read(cls, data: dict[str, Any] | None) -> SchedulerSpec | None:
+    def read(cls, data: Mapping[str, Any] | None) -> SchedulerSpec | None:
         if data is None:
             return None
         if data["kind"] == "step":

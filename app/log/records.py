@@ -9,12 +9,67 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 from app.engine import Lab, LabState, LineError
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
-from app.engine.views import LossPointView
+from app.engine.views import AmpView, LossPointView, SchedulerView
+
+
+class OptimizerJson(TypedDict):
+    kind: Literal["sgd", "adam"]
+    momentum: NotRequired[float]  # sgd
+    betas: NotRequired[list[float]]  # adam
+    weight_decay: float
+
+
+class SetupJson(TypedDict):
+    """A Setup as the database keeps it (and the export reads it)."""
+
+    scenario: str
+    lr: float
+    seed: int
+    optimizer: OptimizerJson
+    accumulate: int
+    options: dict[str, float]
+    program: list[str]
+    # logs stored before these existed lack them
+    max_norm: NotRequired[float]
+    scheduler: NotRequired[SchedulerView | None]
+    dropout: NotRequired[float]
+    batchnorm: NotRequired[bool]
+    softmax_before_loss: NotRequired[bool]
+    dtype: NotRequired[str]
+    amp: NotRequired[AmpView | None]
+
+
+class PredictionRecord(TypedDict):
+    """A prediction about the line that follows it: the question's kind, the ids chosen, and
+    whether they were the true ones."""
+
+    kind: str
+    choice: list[str]
+    correct: bool
+
+
+class EventJson(TypedDict):
+    """An Event as the database keeps it: ``op`` and the keys of that op (see ``to_json``)."""
+
+    op: Literal["line", "lr", "program", "max_norm", "predict"]
+    entry: NotRequired[str]
+    ok: NotRequired[bool]
+    advance: NotRequired[bool]
+    error: NotRequired[str | None]
+    iteration: NotRequired[int]
+    loss: NotRequired[float | None]
+    point: NotRequired[LossPointView]
+    lr: NotRequired[float]
+    program: NotRequired[list[str]]
+    max_norm: NotRequired[float]
+    kind: NotRequired[str]  # predict: the PredictionRecord's three
+    choice: NotRequired[list[str]]
+    correct: NotRequired[bool]
 
 
 @dataclass(frozen=True)
@@ -61,9 +116,9 @@ class Setup:
         sessions of one setup is kept under it)."""
         return json.dumps(self.to_json(), sort_keys=True)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SetupJson:
         o = self.optimizer
-        optimizer: dict[str, Any] = (
+        optimizer: OptimizerJson = (
             {"kind": "adam", "betas": list(o.betas), "weight_decay": o.weight_decay}
             if o.kind == "adam"
             else {"kind": "sgd", "momentum": o.momentum, "weight_decay": o.weight_decay}
@@ -86,13 +141,13 @@ class Setup:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Setup:
+    def from_json(cls, data: SetupJson) -> Setup:
         o = data["optimizer"]
-        spec = (
-            OptimizerSpec("adam", weight_decay=o["weight_decay"], betas=tuple(o["betas"]))
-            if o["kind"] == "adam"
-            else OptimizerSpec("sgd", momentum=o["momentum"], weight_decay=o["weight_decay"])
-        )
+        if o["kind"] == "adam":
+            b1, b2 = o["betas"]  # a JSON list: the spec holds the pair
+            spec = OptimizerSpec("adam", weight_decay=o["weight_decay"], betas=(b1, b2))
+        else:
+            spec = OptimizerSpec("sgd", momentum=o["momentum"], weight_decay=o["weight_decay"])
         return cls(
             data["scenario"],
             data["lr"],
@@ -130,7 +185,7 @@ class Event:
     loss: float | None = None
     point: LossPointView | None = None  # the history point a loss line added
     # predict: {"kind", "choice": [ids], "correct"} about the line ``entry`` that comes next
-    prediction: dict[str, Any] | None = None
+    prediction: PredictionRecord | None = None
 
     def redo(self, lab: Lab) -> None:
         """Do this logged event again on ``lab`` (a replay; a prediction changes no store)."""
@@ -157,7 +212,7 @@ class Event:
     def moment(self) -> bool:
         return self.op == "line" and self.ok
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EventJson:
         if self.op == "lr":
             return {"op": "lr", "lr": self.lr}
         if self.op == "program":
@@ -165,20 +220,23 @@ class Event:
         if self.op == "max_norm":
             return {"op": "max_norm", "max_norm": self.max_norm}
         if self.op == "predict":
-            return {"op": "predict", "entry": self.entry, **(self.prediction or {})}
-        data: dict[str, Any] = {"op": "line", "entry": self.entry, "ok": self.ok}
+            said: EventJson = {"op": "predict", "entry": self.entry}
+            if (p := self.prediction) is not None:
+                said["kind"], said["choice"], said["correct"] = p["kind"], p["choice"], p["correct"]
+            return said
+        data: EventJson = {"op": "line", "entry": self.entry, "ok": self.ok}
         if self.advance:
             data["advance"] = True
         if not self.ok:
             data["error"] = self.error
         else:
-            data.update(iteration=self.iteration, loss=self.loss)
+            data["iteration"], data["loss"] = self.iteration, self.loss
             if self.point is not None:
                 data["point"] = self.point
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Event:
+    def from_json(cls, data: EventJson) -> Event:
         if data["op"] == "lr":
             return cls("lr", lr=data["lr"])
         if data["op"] == "program":
@@ -186,7 +244,11 @@ class Event:
         if data["op"] == "max_norm":
             return cls("max_norm", max_norm=data["max_norm"])
         if data["op"] == "predict":
-            kept = {k: data[k] for k in ("kind", "choice", "correct")}
+            kept: PredictionRecord = {
+                "kind": data["kind"],
+                "choice": data["choice"],
+                "correct": data["correct"],
+            }
             return cls("predict", entry=data["entry"], prediction=kept)
         return cls(
             "line",

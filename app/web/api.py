@@ -16,7 +16,7 @@ from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import program_for
 from app.lectures.quizzes import self_study_preset
-from app.log.records import Setup
+from app.log.records import EventJson, Setup, SetupJson
 from app.log.timeline import Timeline, TimelineError
 from app.web.answers import Output, Problem, SessionOut
 from app.web.catalogue import presets_out
@@ -292,7 +292,7 @@ async def script(target: Target, format: Literal["py", "ipynb"] = "py") -> Respo
     """This session up to its current moment as plain PyTorch: a standalone script (torch, plus
     scikit-learn for moons) that runs the same lines and prints the same numbers as JSON."""
 
-    def log(timeline: Timeline) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def log(timeline: Timeline) -> tuple[SetupJson, list[EventJson]]:
         setup, events = timeline.log()
         return setup.to_json(), [e.to_json() for e in events]
 
