@@ -10,8 +10,9 @@ from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddic
 import pytest
 from pydantic import BaseModel
 
+from app.engine.questions import QuestionView
 from app.engine.views import OutputView, SessionView
-from app.web.answers import Output, SessionOut
+from app.web.answers import Output, QuestionOut, SessionOut
 
 # keys of a TypedDict that no model names: a lecture's followers get the class's poll
 NOT_IN_THE_MODEL = {(SessionView, "prediction")}
@@ -53,6 +54,9 @@ def agree(view: Any, model: type[BaseModel], path: str) -> None:
             agree(inner, inner_model, where)
 
 
-@pytest.mark.parametrize(("view", "model"), [(SessionView, SessionOut), (OutputView, Output)])
+@pytest.mark.parametrize(
+    ("view", "model"),
+    [(SessionView, SessionOut), (OutputView, Output), (QuestionView, QuestionOut)],
+)
 def test_the_engines_types_are_the_apis(view: Any, model: type[BaseModel]) -> None:
     agree(view, model, model.__name__)
