@@ -13,6 +13,7 @@ from typing import Any
 
 from app.db.polls import PollTables
 from app.db.sql import Cursor, dumps
+from app.engine.views import QuizRecord
 
 EVENTS_KEPT = 200  # a lecture's newest events kept for followers that resume
 
@@ -24,7 +25,7 @@ class StoredLecture:
     seq: int  # the newest event's number
     losses: int  # the session's loss count in that event (the next one's history starts there)
     expires: float
-    quiz: dict[str, Any] | None
+    quiz: QuizRecord | None
     votes: dict[str, str]  # in its quiz: voter -> choice
     poll: dict[str, Any] | None = None  # the newest poll or quiz put to the class (issue 18)
 
@@ -100,7 +101,7 @@ class LectureTables(PollTables):
             ).fetchall()
         return [(int(seq), body) for seq, body in rows]
 
-    def lecture_quiz(self, code: str, quiz: dict[str, Any] | None) -> None:
+    def lecture_quiz(self, code: str, quiz: QuizRecord | None) -> None:
         """A new quiz (its votes start over), its reveal, or none."""
         with self._tx() as db:
             db.execute(

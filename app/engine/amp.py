@@ -19,6 +19,7 @@ import torch
 from torch.amp.grad_scaler import OptState
 
 from app.engine.state import LineError
+from app.engine.views import AmpView, ScalerView
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -38,14 +39,14 @@ class AmpSpec:
     def uses_scaler(self) -> bool:
         return self.dtype == "float16" and self.scaler
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> AmpView:
         return {"dtype": self.dtype, "scaler": self.uses_scaler}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> AmpView:
         return {"dtype": self.dtype, "scaler": self.scaler}
 
     @classmethod
-    def read(cls, data: dict[str, Any] | None) -> AmpSpec | None:
+    def read(cls, data: AmpView | None) -> AmpSpec | None:
         return None if data is None else cls(data["dtype"], bool(data.get("scaler", True)))
 
 
@@ -132,7 +133,7 @@ class Amp:
 
     # -- the store ----------------------------------------------------------------
 
-    def describe(self, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
+    def describe(self, optimizer: torch.optim.Optimizer) -> ScalerView | None:
         if self.scaler is None:
             return None
         return {

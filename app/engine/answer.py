@@ -4,30 +4,37 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from app.engine import scenarios
 from app.engine import theory as formal
 from app.engine.optimizers import state_of
+from app.engine.views import LossPointView, SessionView, TheoryView
 
 if TYPE_CHECKING:
     from app.engine.lab import Lab
 
 
-def view(lab: Lab, since: int = 0) -> dict[str, Any]:
+def view(lab: Lab, since: int = 0) -> SessionView:
     """The stores and the loop's position as plain values: the exact floats PyTorch holds
     (NaN and infinities too; the web layer spells those as JSON strings).
 
     ``since`` trims the history to the points a client does not have yet: a page that
     clicks once a second would otherwise fetch the same 1000 points every time.
     """
+    described = lab.described
     return {
         "scenario": lab.setup.scenario,
         "lr": lab.lr,
         "seed": lab.setup.seed,
-        **lab.described,
+        # the program's four keys one by one: a question hides them (and a ** item would have
+        # to hold every optional key of the Session too)
+        "toggles": described["toggles"],
+        "program": described["program"],
+        "code": described["code"],
+        "preset": described["preset"],
         "accumulate": lab.setup.accumulate,
         "optimizer": lab.setup.optimizer.describe(),
         "cursor": lab.cursor,
@@ -77,7 +84,7 @@ def view(lab: Lab, since: int = 0) -> dict[str, Any]:
     }
 
 
-def history_since(history: Sequence[dict[str, Any]], since: int) -> list[dict[str, Any]]:
+def history_since(history: Sequence[LossPointView], since: int) -> list[LossPointView]:
     """The kept loss points numbered ``since`` or later (all kept ones for 0)."""
     if not history:
         return []
@@ -88,7 +95,7 @@ def history_since(history: Sequence[dict[str, Any]], since: int) -> list[dict[st
     return list(itertools.islice(reversed(history), wanted))[::-1]
 
 
-def theory(lab: Lab) -> dict[str, Any] | None:
+def theory(lab: Lab) -> TheoryView | None:
     """The parabola's predicted behaviour for the current learning rate."""
     if lab.setup.scenario != "parabola":
         return None

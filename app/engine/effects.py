@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from app.engine.entries import ENTRIES
+from app.engine.views import LastView
 
 # Every store a line may read or write (the API's enum lists these, in this order), and how a
 # sentence names it.
@@ -82,7 +82,7 @@ def done(
     reads: tuple[str, ...] | None = None,
     writes: tuple[str, ...] | None = None,
     result: float | None = None,
-) -> dict[str, Any]:
+) -> LastView:
     """The answer's ``last`` for the line just run (its warnings and ``scaled`` added after)."""
     r, w = touched(line, setting, training, reads, writes)
     return {"line": line, "reads": r, "writes": w, "warnings": [], "result": result, "scaled": None}

@@ -16,6 +16,7 @@ import torch
 from app.engine.graph import kept
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
 from app.engine.state import LineError
+from app.engine.views import CheckpointAt, CheckpointView, RunningLossView, SchedulerView
 
 
 def clip(params: Iterable[torch.nn.Parameter], max_norm: float) -> tuple[float, bool]:
@@ -59,7 +60,7 @@ class Schedule:
             self.scheduler.load_state_dict(copy.deepcopy(saved["state"]))
             self.optimizer._opt_called = saved["opt_called"]  # type: ignore[attr-defined]
 
-    def describe(self) -> dict[str, Any] | None:
+    def describe(self) -> SchedulerView | None:
         return None if self.spec is None else self.spec.describe()
 
 
@@ -95,7 +96,7 @@ class Running:
         self.value = value.clone() if isinstance(value, torch.Tensor) else value
         self.kept = graphs
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> RunningLossView:
         """Its value, and for a tensor the graphs, nodes and saved bytes it keeps alive."""
         running = self.value
         if not isinstance(running, torch.Tensor):
@@ -116,7 +117,7 @@ class Checkpoint:
 
     def __init__(self) -> None:
         self.held: dict[str, Any] | None = None
-        self.at: dict[str, int] | None = None
+        self.at: CheckpointAt | None = None
 
     def take(
         self,
@@ -159,7 +160,7 @@ class Checkpoint:
             optimizer.load_state_dict(copy.deepcopy(self.held["optimizer"]))
         return self.held
 
-    def describe(self) -> dict[str, Any] | None:
+    def describe(self) -> CheckpointView | None:
         if self.held is None or self.at is None:
             return None
         return {"keys": list(self.held), **self.at}

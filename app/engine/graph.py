@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from app.engine.views import EdgeView, GraphView, NodeView
+
 
 class Names:
     """Each parameter's name for as long as the parameter lives. A graph built before a
@@ -37,7 +39,7 @@ class Graph:
         self.names = Names(named)
         self.root: torch.Tensor | None = None  # None: no graph (a restore: none can be copied)
         self.freed = False
-        self._walked: tuple[torch.Tensor | None, list[Any], list[Any]] = (None, [], [])
+        self._walked: tuple[torch.Tensor | None, list[NodeView], list[EdgeView]] = (None, [], [])
 
     def start(self, root: torch.Tensor | None) -> None:
         self.root, self.freed = root, False
@@ -47,12 +49,16 @@ class Graph:
         if not retain_graph and loss is self.root:
             self.freed = True
 
-    def view(self, out_dtype: str | None) -> dict[str, Any]:
+    def view(self, out_dtype: str | None) -> GraphView:
         if self._walked[0] is not self.root:
             self._walked = (self.root, *walk(self.root, self.names))
         _, nodes, edges = self._walked
-        status = "empty" if not nodes else "freed" if self.freed else "built"
-        return {"status": status, "nodes": nodes, "edges": edges, "out_dtype": out_dtype}
+        return {
+            "status": "empty" if not nodes else "freed" if self.freed else "built",
+            "nodes": nodes,
+            "edges": edges,
+            "out_dtype": out_dtype,
+        }
 
 
 def _dtype(fn: Any) -> str | None:
@@ -61,17 +67,15 @@ def _dtype(fn: Any) -> str | None:
     return str(meta[0].dtype).removeprefix("torch.") if meta else None
 
 
-def walk(
-    root: torch.Tensor | None, names: Names
-) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+def walk(root: torch.Tensor | None, names: Names) -> tuple[list[NodeView], list[EdgeView]]:
     """Nodes and edges reachable from ``root.grad_fn``.
 
     Labels are PyTorch's class names (``AddmmBackward0``, ``AccumulateGrad``); an
     ``AccumulateGrad`` leaf also names its parameter.
     An edge runs from a node to one of its ``next_functions``: the way backward walks.
     """
-    nodes: list[dict[str, Any]] = []
-    edges: list[dict[str, str]] = []
+    nodes: list[NodeView] = []
+    edges: list[EdgeView] = []
     if root is None or root.grad_fn is None:
         return nodes, edges
     ids: dict[Any, str] = {}

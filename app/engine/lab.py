@@ -11,7 +11,6 @@ import warnings
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import torch
 
@@ -26,6 +25,7 @@ from app.engine.program import NO_BUGS, Toggles, carry_cursor, describe, program
 from app.engine.setup import Setup
 from app.engine.state import HISTORY_LIMIT, LabState, LineError
 from app.engine.torchlock import TORCH_LOCK, with_rng
+from app.engine.views import GraphView, LastView, LossPointView, OutputView, SessionView
 
 __all__ = ["HISTORY_LIMIT", "Lab", "LabState", "LineError"]
 
@@ -91,8 +91,8 @@ class Lab:
         self.loss_value: float | None = None
         self.loss_spent = False  # a backward without retain_graph has freed the loss's graph
         # {n, iteration, loss, param} per loss line, made once: every answer sends them
-        self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY_LIMIT)
-        self.last: dict[str, Any] | None = None
+        self.history: deque[LossPointView] = deque(maxlen=HISTORY_LIMIT)
+        self.last: LastView | None = None
         self.initial = self.capture()
 
     # -- the five lines -----------------------------------------------------------
@@ -123,7 +123,7 @@ class Lab:
         self.loss_tensor, self.loss_spent = loss, False
         self.loss_value = loss.item()
         first = next(iter(self.named.values())).detach().flatten()[0].item()
-        point = {
+        point: LossPointView = {
             "n": self.losses,
             "iteration": self.iteration,
             "loss": self.loss_value,
@@ -357,14 +357,14 @@ class Lab:
     ) -> None:
         self.last = done(line, self.setting, self.model.training, reads, writes, result)
 
-    def graph(self) -> dict[str, Any]:
+    def graph(self) -> GraphView:
         out = None if self.out is None else str(self.out.dtype).removeprefix("torch.")
         return self.autograd.view(out)
 
-    def output(self, size: int = 30) -> dict[str, Any]:
+    def output(self, size: int = 30) -> OutputView:
         """What the model computes now, for the output view; touches no store (eval mode)."""
         return output.view(self.model, self.points, self.targets, size)
 
-    def view(self, since: int = 0) -> dict[str, Any]:
+    def view(self, since: int = 0) -> SessionView:
         """The stores and the loop's position as plain values (see ``answer.snapshot``)."""
         return answer.view(self, since)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
+
+from app.engine.views import OptimizerView, ParamStateView, SchedulerView
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ class OptimizerSpec:
         """Whether step keeps state between calls (plain SGD keeps none)."""
         return self.kind == "adam" or self.momentum != 0
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> OptimizerView:
         adam = self.kind == "adam"
         return {
             "kind": self.kind,
@@ -42,9 +44,11 @@ class OptimizerSpec:
 PLAIN_SGD = OptimizerSpec()
 
 
-def state_of(optimizer: torch.optim.Optimizer, named: dict[str, torch.nn.Parameter]) -> list[Any]:
+def state_of(
+    optimizer: torch.optim.Optimizer, named: dict[str, torch.nn.Parameter]
+) -> list[ParamStateView]:
     """Per parameter, what PyTorch's optimizer.state holds for it (empty until a step)."""
-    rows = []
+    rows: list[ParamStateView] = []
     for name, p in named.items():
         state = {
             key: v.tolist() if isinstance(v, torch.Tensor) else v
@@ -101,7 +105,7 @@ class SchedulerSpec:
             return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, self.T_max)
         raise ValueError(f"unknown scheduler kind {self.kind!r}")
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> SchedulerView:
         step = self.kind == "step"
         return {
             "kind": self.kind,
@@ -111,7 +115,7 @@ class SchedulerSpec:
         }
 
     @classmethod
-    def read(cls, data: dict[str, Any] | None) -> SchedulerSpec | None:
+    def read(cls, data: Mapping[str, Any] | None) -> SchedulerSpec | None:
         if data is None:
             return None
         if data["kind"] == "step":

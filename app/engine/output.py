@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
+from app.engine.views import LineView, OutputView
 
-def view(
-    model: nn.Module, points: torch.Tensor, targets: torch.Tensor, size: int
-) -> dict[str, Any]:
+
+def view(model: nn.Module, points: torch.Tensor, targets: torch.Tensor, size: int) -> OutputView:
     """The view, with the model in eval mode for the call: no dropout mask is drawn and
     BatchNorm's statistics stay put (its mode is put back after)."""
     training = model.training
@@ -22,21 +20,25 @@ def view(
 
 
 @torch.no_grad()  # a look at the model, not a line of the loop: no graph, no store touched
-def _view(
-    model: nn.Module, points: torch.Tensor, targets: torch.Tensor, size: int
-) -> dict[str, Any]:
+def _view(model: nn.Module, points: torch.Tensor, targets: torch.Tensor, size: int) -> OutputView:
     """One input feature (neuron, parabola): the line the model draws over x in [0, 5].
     Two (moons): P(class 1) on a size-by-size grid over the data's extent (row-major, y from
     bottom to top). Both with the training points."""
-    data = {"points": points.tolist(), "targets": targets.flatten().tolist()}
+    shown, labels = points.tolist(), targets.flatten().tolist()
     if points.shape[1] == 1:
         xs = torch.tensor([[0.0], [5.0]], dtype=points.dtype)
-        line = {"x": [0.0, 5.0], "y": model(xs).flatten().tolist()}
-        return {"kind": "line", **data, "line": line}
+        line: LineView = {"x": [0.0, 5.0], "y": model(xs).flatten().tolist()}
+        return {"kind": "line", "points": shown, "targets": labels, "line": line}
     lo, hi = points.min(0).values - 0.5, points.max(0).values + 0.5
     gx = torch.linspace(float(lo[0]), float(hi[0]), size, dtype=points.dtype)
     gy = torch.linspace(float(lo[1]), float(hi[1]), size, dtype=points.dtype)
     yy, xx = torch.meshgrid(gy, gx, indexing="ij")
     p = torch.softmax(model(torch.stack([xx.flatten(), yy.flatten()], 1)), 1)[:, 1]
     extent = [float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])]
-    return {"kind": "boundary", **data, "extent": extent, "p": p.reshape(size, size).tolist()}
+    return {
+        "kind": "boundary",
+        "points": shown,
+        "targets": labels,
+        "extent": extent,
+        "p": p.reshape(size, size).tolist(),
+    }

@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 from app.engine.entries import ENTRIES, Style
+from app.engine.views import ProgramView
 
 MAX_PROGRAM = 20  # entries in a program a student writes
 
@@ -32,14 +32,14 @@ def code(
     return ENTRIES[entry].code(Style(accumulate, max_norm, softmax, amp, scaler))
 
 
-def describe(program: list[str], style: Style) -> dict[str, Any]:
+def describe(program: list[str], style: Style) -> ProgramView:
     """What a Session says about its program: toggles, entries, their Python, the preset
     (shared by every session with that program and style: read it, change nothing)."""
     return _describe(tuple(program), style)
 
 
 @functools.lru_cache(maxsize=256)
-def _describe(program: tuple[str, ...], style: Style) -> dict[str, Any]:
+def _describe(program: tuple[str, ...], style: Style) -> ProgramView:
     toggles = toggles_of(list(program))
     return {
         "toggles": {"skip_zero_grad": toggles.skip_zero_grad, "step_first": toggles.step_first},

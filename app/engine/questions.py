@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from app.engine.effects import STORES as STORE_TEXT
 from app.engine.entries import ENTRIES
@@ -40,6 +40,28 @@ class Choice:
     value: Value | str = None  # grad questions: the number, None, or "error"
 
 
+class ChoiceView(TypedDict):
+    id: str
+    text: str
+    value: NotRequired[Value | str]  # grad questions: the number, None, or "error"
+
+
+class ChoiceRevealed(ChoiceView):
+    misconception: str | None  # None: a true choice
+
+
+class QuestionView(TypedDict):
+    """The question as asked (the API's QuestionOut)."""
+
+    line: str
+    kind: str
+    prompt: str
+    choices: list[ChoiceView]
+    multiple: bool
+    param: NotRequired[str]  # grad: the parameter asked about
+    index: NotRequired[int | None]  # and the flat index of its element
+
+
 @dataclass
 class Question:
     line: str
@@ -53,9 +75,9 @@ class Question:
     index: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> QuestionView:
         """The question as asked: nothing in it says which choice is true."""
-        data: dict[str, Any] = {
+        data: QuestionView = {
             "line": self.line,
             "kind": self.kind,
             "prompt": self.prompt,
@@ -63,16 +85,16 @@ class Question:
             "multiple": self.multiple,
         }
         if self.param is not None:
-            data.update(param=self.param, index=self.index)
+            data["param"], data["index"] = self.param, self.index
         return data
 
-    def _shown(self, c: Choice) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": c.id, "text": c.text}
+    def _shown(self, c: Choice) -> ChoiceView:
+        data: ChoiceView = {"id": c.id, "text": c.text}
         if self.kind == "grad":
             data["value"] = c.value
         return data
 
-    def revealed(self) -> list[dict[str, Any]]:
+    def revealed(self) -> list[ChoiceRevealed]:
         return [{**self._shown(c), "misconception": c.misconception} for c in self.choices]
 
 

@@ -8,10 +8,38 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
+from app.engine.views import AmpView, SchedulerView
+
+
+class OptimizerJson(TypedDict):
+    kind: Literal["sgd", "adam"]
+    momentum: NotRequired[float]  # sgd
+    betas: NotRequired[list[float]]  # adam
+    weight_decay: float
+
+
+class SetupJson(TypedDict):
+    """A Setup as the database keeps it (and the export reads it)."""
+
+    scenario: str
+    lr: float
+    seed: int
+    optimizer: OptimizerJson
+    accumulate: int
+    options: dict[str, float]
+    program: list[str]
+    # logs stored before these existed lack them
+    max_norm: NotRequired[float]
+    scheduler: NotRequired[SchedulerView | None]
+    dropout: NotRequired[float]
+    batchnorm: NotRequired[bool]
+    softmax_before_loss: NotRequired[bool]
+    dtype: NotRequired[str]
+    amp: NotRequired[AmpView | None]
 
 
 @dataclass(frozen=True)
@@ -38,9 +66,9 @@ class Setup:
         sessions of one setup is kept under it)."""
         return json.dumps(self.to_json(), sort_keys=True)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SetupJson:
         o = self.optimizer
-        optimizer: dict[str, Any] = (
+        optimizer: OptimizerJson = (
             {"kind": "adam", "betas": list(o.betas), "weight_decay": o.weight_decay}
             if o.kind == "adam"
             else {"kind": "sgd", "momentum": o.momentum, "weight_decay": o.weight_decay}
@@ -63,13 +91,13 @@ class Setup:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Setup:
+    def from_json(cls, data: SetupJson) -> Setup:
         o = data["optimizer"]
-        spec = (
-            OptimizerSpec("adam", weight_decay=o["weight_decay"], betas=tuple(o["betas"]))
-            if o["kind"] == "adam"
-            else OptimizerSpec("sgd", momentum=o["momentum"], weight_decay=o["weight_decay"])
-        )
+        if o["kind"] == "adam":
+            b1, b2 = o["betas"]  # a JSON list: the spec holds the pair
+            spec = OptimizerSpec("adam", weight_decay=o["weight_decay"], betas=(b1, b2))
+        else:
+            spec = OptimizerSpec("sgd", momentum=o["momentum"], weight_decay=o["weight_decay"])
         return cls(
             data["scenario"],
             data["lr"],

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from app.engine import optimizers
+from app.engine.views import CheckpointAt, LastView, LossPointView
 
 if TYPE_CHECKING:
     from app.engine.lab import Lab
@@ -56,11 +57,11 @@ class LabState:
     steps: int = 0
     losses: int = 0
     loss: float | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[LossPointView] = field(default_factory=list)
     lr: float = 0.0
     max_norm: float = 1.0
     program: list[str] = field(default_factory=list)
-    last: dict[str, Any] | None = None
+    last: LastView | None = None
     loss_spent: bool = False
     loss_dtype: str = "float64"
     training: bool = True
@@ -69,7 +70,7 @@ class LabState:
     running_loss: float | torch.Tensor = 0.0
     kept: int = 0  # graphs a tensor running_loss held
     ckpt: dict[str, Any] | None = None
-    ckpt_at: dict[str, int] | None = None
+    ckpt_at: CheckpointAt | None = None
     scaler: dict[str, Any] | None = None  # the GradScaler's scale, tracker, stage (amp float16)
     rng: torch.Tensor | None = None  # the session's own torch generator state (dropout)
     # False when running_loss is a tensor holding graphs: a restore cannot bring those back
@@ -93,7 +94,7 @@ def capture(lab: Lab, *, history: bool = True) -> LabState:
         lr=lab.lr,
         max_norm=lab.max_norm,
         program=list(lab.program),
-        last=None if lab.last is None else dict(lab.last),
+        last=None if lab.last is None else lab.last.copy(),
         loss_spent=lab.loss_tensor is not None and lab.loss_spent,
         loss_dtype=str(
             lab.dtype_of_params if lab.loss_tensor is None else lab.loss_tensor.dtype
@@ -104,7 +105,7 @@ def capture(lab: Lab, *, history: bool = True) -> LabState:
         running_loss=lab.running.capture(),
         kept=lab.running.kept,
         ckpt=lab.ckpt.held,  # never changed in place: resume loads copies of it
-        ckpt_at=None if lab.ckpt.at is None else dict(lab.ckpt.at),
+        ckpt_at=None if lab.ckpt.at is None else lab.ckpt.at.copy(),
         rng=None if lab.rng is None else lab.rng.clone(),
         scaler=lab.amp.capture(lab.optimizer),
         exact=lab.running.exact,
@@ -128,7 +129,7 @@ def restore(lab: Lab, state: LabState, *, whole: bool = False) -> None:
     lab.schedule.restore(state.scheduler)
     lab.running.restore(state.running_loss, state.kept)
     lab.ckpt.held = state.ckpt
-    lab.ckpt.at = None if state.ckpt_at is None else dict(state.ckpt_at)
+    lab.ckpt.at = None if state.ckpt_at is None else state.ckpt_at.copy()
     lab.rng = None if state.rng is None else state.rng.clone()
     lab.amp.restore(state.scaler, lab.optimizer)
     lab.batches.restore(state.batches)
@@ -136,7 +137,7 @@ def restore(lab: Lab, state: LabState, *, whole: bool = False) -> None:
         lab.program = list(state.program)
         lab.max_norm = state.max_norm  # (and the program's lines described again)
         lab.describe_program()
-        lab.cursor, lab.last = state.cursor, None if state.last is None else dict(state.last)
+        lab.cursor, lab.last = state.cursor, None if state.last is None else state.last.copy()
     else:
         lab.lr = lr
         lab.cursor = min(state.cursor, len(lab.program) - 1)

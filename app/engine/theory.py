@@ -9,18 +9,13 @@ period 2 pi / omega; for eta h >= 4 it grows.
 from __future__ import annotations
 
 import math
-from typing import Any
+
+from app.engine.views import OscillationView, TheoryView
 
 
-def parabola(eta: float, h: float, theta0: float, theta_star: float) -> dict[str, Any]:
+def parabola(eta: float, h: float, theta0: float, theta_star: float) -> TheoryView:
     eh = eta * h
     e0 = theta0 - theta_star
-    theory: dict[str, Any] = {
-        "eta_h": eh,
-        "curvature": h,
-        "theta_star": theta_star,
-        "with_zero_grad": {"factor": abs(1 - eh), "settles": abs(1 - eh) < 1},
-    }
     # cos ω = 1 - ηh/2, written as ω = 2 asin(√(ηh)/2): exact as ηh → 0, where 1 - ηh/2
     # rounds to 1 and acos would give ω = 0 (and a division by sin ω = 0 below)
     omega = 2 * math.asin(math.sqrt(eh) / 2) if 0 < eh < 4 else 0.0
@@ -28,7 +23,7 @@ def parabola(eta: float, h: float, theta0: float, theta_star: float) -> dict[str
         # the first step is the same in both loops: e1 = (1 - eta h) e0; then fit A, phi
         e1 = (1 - eh) * e0
         sine = (e0 * math.cos(omega) - e1) / math.sin(omega)
-        theory["without_zero_grad"] = {
+        without: OscillationView = {
             "regime": "oscillates",
             "period": 2 * math.pi / omega,
             "omega": omega,
@@ -36,11 +31,17 @@ def parabola(eta: float, h: float, theta0: float, theta_star: float) -> dict[str
             "phase": math.atan2(sine, e0),
         }
     else:  # ηh >= 4, or so small it underflows: no swing to draw
-        theory["without_zero_grad"] = {
+        without = {
             "regime": "grows" if eh >= 4 else "oscillates",
             "period": None,
             "omega": None,
             "amplitude": None,
             "phase": None,
         }
-    return theory
+    return {
+        "eta_h": eh,
+        "curvature": h,
+        "theta_star": theta_star,
+        "with_zero_grad": {"factor": abs(1 - eh), "settles": abs(1 - eh) < 1},
+        "without_zero_grad": without,
+    }

@@ -25,6 +25,7 @@ from typing import Any
 
 from app.db import Database, StoredLecture
 from app.engine.program import preset_of
+from app.engine.views import SessionView
 from app.lectures.broadcast import Alone, Broadcast, Lectures
 from app.lectures.fanout import END, KEEPALIVE, frame, newer, on_loop, release
 from app.lectures.lecture import RECENT, Lecture, NoLecture, new_code, normal
@@ -166,7 +167,7 @@ class LectureHub:
                 self.polls.settle(lecture, change)
             self.publish(lecture, session.timeline)
 
-    def view(self, lecture: Lecture, timeline: Timeline, since: int = 0) -> dict[str, Any]:
+    def view(self, lecture: Lecture, timeline: Timeline, since: int = 0) -> SessionView:
         """The Session as followers see it: no id, and during a quiz no program."""
         data = timeline.view(since)
         if lecture.hidden:

@@ -7,11 +7,17 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from app.engine.program import PRESETS, Preset
+from app.engine.views import QuizRecord, QuizView, SessionView
 
-HIDDEN = ("program", "code", "preset", "toggles")  # what an open quiz hides from followers
+HIDDEN: tuple[Literal["program", "code", "preset", "toggles"], ...] = (
+    "program",
+    "code",
+    "preset",
+    "toggles",
+)  # what an open quiz hides from followers
 MAX_VOTERS = 1000  # votes one quiz or poll round takes (one per voter): a flood stops here
 BURST, REFILL = 5.0, 1.0  # a voter may vote 5 times at once, then once a second
 BUG_PROMPT = "Which bug is this?"  # the lecture's quiz, as the report shows it
@@ -33,7 +39,7 @@ def self_study_preset() -> Preset:
     return secrets.choice(BUGS)
 
 
-def hide(data: dict[str, Any]) -> dict[str, Any]:
+def hide(data: SessionView) -> SessionView:
     for key in HIDDEN:
         data.pop(key, None)
     return data
@@ -46,14 +52,14 @@ class Quiz:
     truth: str | None = None  # the session's preset, once revealed
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Quiz:
+    def from_json(cls, data: QuizRecord) -> Quiz:
         return cls(data["choices"], data["revealed"], data["answer"])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> QuizRecord:
         """As stored and sent: the truth is the JSON's ``answer``."""
         return {"choices": self.choices, "revealed": self.revealed, "answer": self.truth}
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> QuizView:
         """What followers see: the truth and its explanation only once revealed."""
         explanation = EXPLANATIONS.get(self.truth or "") if self.revealed else None
         return {**self.to_json(), "explanation": explanation}
@@ -129,7 +135,7 @@ class SelfStudy:
         self.quizzes[session_id] = (preset, True)
         return {"correct": choice == preset, "preset": preset, "explanation": EXPLANATIONS[preset]}
 
-    def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    def shown(self, session_id: str, data: SessionView) -> SessionView:
         """A Session as its owner sees it: a self-study quiz hides its program."""
         quiz = self.quizzes.get(session_id)
         if quiz is None:

@@ -9,13 +9,42 @@ reads them. Imports the engine only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 from app.engine import Lab, LabState, LineError
 from app.engine.setup import Setup
+from app.engine.views import LossPointView
 
 # Setup, defined in the engine, is a log's first record: the layers above import it from here
 __all__ = ["AT_END", "Change", "Event", "KeyframeSource", "Saved", "Setup"]
+
+
+class PredictionRecord(TypedDict):
+    """A prediction about the line that follows it: the question's kind, the ids chosen, and
+    whether they were the true ones."""
+
+    kind: str
+    choice: list[str]
+    correct: bool
+
+
+class EventJson(TypedDict):
+    """An Event as the database keeps it: ``op`` and the keys of that op (see ``to_json``)."""
+
+    op: Literal["line", "lr", "program", "max_norm", "predict"]
+    entry: NotRequired[str]
+    ok: NotRequired[bool]
+    advance: NotRequired[bool]
+    error: NotRequired[str | None]
+    iteration: NotRequired[int]
+    loss: NotRequired[float | None]
+    point: NotRequired[LossPointView]
+    lr: NotRequired[float]
+    program: NotRequired[list[str]]
+    max_norm: NotRequired[float]
+    kind: NotRequired[str]  # predict: the PredictionRecord's three
+    choice: NotRequired[list[str]]
+    correct: NotRequired[bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +63,9 @@ class Event:
     # for the timeline's slider and the history, so neither needs a replay
     iteration: int = 0
     loss: float | None = None
-    point: dict[str, Any] | None = None  # the history point a loss line added
+    point: LossPointView | None = None  # the history point a loss line added
     # predict: {"kind", "choice": [ids], "correct"} about the line ``entry`` that comes next
-    prediction: dict[str, Any] | None = None
+    prediction: PredictionRecord | None = None
 
     def redo(self, lab: Lab) -> None:
         """Do this logged event again on ``lab`` (a replay; a prediction changes no store)."""
@@ -63,7 +92,7 @@ class Event:
     def moment(self) -> bool:
         return self.op == "line" and self.ok
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EventJson:
         if self.op == "lr":
             return {"op": "lr", "lr": self.lr}
         if self.op == "program":
@@ -71,20 +100,23 @@ class Event:
         if self.op == "max_norm":
             return {"op": "max_norm", "max_norm": self.max_norm}
         if self.op == "predict":
-            return {"op": "predict", "entry": self.entry, **(self.prediction or {})}
-        data: dict[str, Any] = {"op": "line", "entry": self.entry, "ok": self.ok}
+            said: EventJson = {"op": "predict", "entry": self.entry}
+            if (p := self.prediction) is not None:
+                said["kind"], said["choice"], said["correct"] = p["kind"], p["choice"], p["correct"]
+            return said
+        data: EventJson = {"op": "line", "entry": self.entry, "ok": self.ok}
         if self.advance:
             data["advance"] = True
         if not self.ok:
             data["error"] = self.error
         else:
-            data.update(iteration=self.iteration, loss=self.loss)
+            data["iteration"], data["loss"] = self.iteration, self.loss
             if self.point is not None:
                 data["point"] = self.point
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Event:
+    def from_json(cls, data: EventJson) -> Event:
         if data["op"] == "lr":
             return cls("lr", lr=data["lr"])
         if data["op"] == "program":
@@ -92,7 +124,11 @@ class Event:
         if data["op"] == "max_norm":
             return cls("max_norm", max_norm=data["max_norm"])
         if data["op"] == "predict":
-            kept = {k: data[k] for k in ("kind", "choice", "correct")}
+            kept: PredictionRecord = {
+                "kind": data["kind"],
+                "choice": data["choice"],
+                "correct": data["correct"],
+            }
             return cls("predict", entry=data["entry"], prediction=kept)
         return cls(
             "line",
@@ -119,7 +155,7 @@ class Change:
     # where the log stands when that is not its newest event (after a rewind), or AT_END when
     # it is back there; None: as before. A line at the end writes nothing but its event.
     dropped: int = 0  # with forget_before: how many moments are gone
-    base_points: list[dict[str, Any]] = field(default_factory=list)  # and their loss points
+    base_points: list[LossPointView] = field(default_factory=list)  # and their loss points
     head: int | None = None
 
     def __bool__(self) -> bool:
@@ -146,6 +182,6 @@ class Saved:
     head: int  # AT_END: the newest event
     first: int
     dropped: int
-    base_points: list[dict[str, Any]]
+    base_points: list[LossPointView]
     events: list[Event]
     keyframes: list[tuple[int, bool]]  # (seq, clean); the states are read when needed

@@ -16,11 +16,11 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from app.engine import LabState
 from app.engine.entries import ENTRIES
 from app.engine.state import HISTORY_LIMIT
+from app.engine.views import LossPointView
 from app.log.records import KeyframeSource
 
 KEYFRAMES_IN_MEMORY = 4  # the newest few stay live; older ones are read back from the database
@@ -93,20 +93,20 @@ class LossPoints:
 
     def __init__(
         self,
-        base: Iterable[dict[str, Any]] = (),
-        kept: Iterable[tuple[int, dict[str, Any]]] = (),
+        base: Iterable[LossPointView] = (),
+        kept: Iterable[tuple[int, LossPointView]] = (),
     ) -> None:
         self.base = list(base)
         self.seqs: list[int] = []
-        self.values: list[dict[str, Any]] = []
+        self.values: list[LossPointView] = []
         for seq, point in kept:
             self.add(seq, point)
 
-    def add(self, seq: int, point: dict[str, Any]) -> None:
+    def add(self, seq: int, point: LossPointView) -> None:
         self.seqs.append(seq)
         self.values.append(point)
 
-    def until(self, seq: int) -> list[dict[str, Any]]:
+    def until(self, seq: int) -> list[LossPointView]:
         """The newest points up to event ``seq``: what the Lab's history held then."""
         end = bisect.bisect_right(self.seqs, seq)
         points = self.values[max(0, end - HISTORY_LIMIT) : end]

@@ -20,6 +20,7 @@ from typing import Any
 
 from app.engine import Lab, LabState, LineError
 from app.engine.entries import ENTRIES
+from app.engine.views import SessionView
 from app.log.records import AT_END, Change, Event, KeyframeSource, Saved, Setup
 from app.log.replays import Keyframe, Keyframes, LossPoints
 
@@ -218,7 +219,7 @@ class Timeline:
             raise TimelineError("older moments are no longer kept, so the log is incomplete")
         return self.setup, self.events[: self.head + 1 - self.first]
 
-    def view(self, since: int = 0) -> dict[str, Any]:
+    def view(self, since: int = 0) -> SessionView:
         return {**self.lab.view(since), "moment": self.moment, "moments": self.moments}
 
     def scratch(self, upto: int | None = None) -> tuple[Lab, list[tuple[int, Event]]]:

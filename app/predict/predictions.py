@@ -20,7 +20,7 @@ from app.engine.entries import ENTRIES
 from app.engine.examples import Watch
 from app.engine.predict import outcome, stores
 from app.engine.questions import KINDS, Question, ask
-from app.log.records import Event
+from app.log.records import Event, PredictionRecord
 from app.log.timeline import Timeline
 
 
@@ -98,7 +98,7 @@ def predict(timeline: Timeline, session_id: str, choice: str | list[str]) -> dic
     q = question(timeline, session_id)
     ids = chosen(q, choice)
     correct = ids == q.answer
-    record = {"kind": q.kind, "choice": ids, "correct": correct}
+    record: PredictionRecord = {"kind": q.kind, "choice": ids, "correct": correct}
     timeline.predicted(Event("predict", entry=q.line, prediction=record))
     error = None
     try:

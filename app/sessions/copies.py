@@ -13,9 +13,9 @@ import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
 
 from app.db import DatabaseUnavailable, NoSuchLog, NotOwner
+from app.engine.views import SessionView
 from app.log.records import Setup
 from app.log.timeline import Timeline
 from app.sessions.journal import Journal
@@ -32,7 +32,7 @@ class Fork:
 
     id: str
     moment: str
-    session: dict[str, Any]
+    session: SessionView
 
 
 def new_id() -> str:
@@ -46,7 +46,7 @@ class Copies:
         self.sessions = sessions
         self.db = sessions.db
         self._lock = threading.Lock()
-        self._forked: OrderedDict[str, dict[str, Any]] = OrderedDict()  # a base's answer
+        self._forked: OrderedDict[str, SessionView] = OrderedDict()  # a base's answer
         self._started: OrderedDict[str, Setup] = OrderedDict()  # by Setup.key(): as stored
 
     def create(self, setup: Setup) -> LiveSession:

@@ -24,9 +24,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from app.db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
+from app.engine.views import SessionView
 from app.log.records import Change
 from app.log.timeline import Timeline
 from app.sessions.journal import Journal, KeyframeWriter
@@ -60,7 +61,7 @@ class LiveSession:
     journal: Journal | None = None
 
 
-def as_is(session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def as_is(session_id: str, data: SessionView) -> SessionView:
     """No lectures: a Session is answered as its timeline made it."""
     return data
 
@@ -75,7 +76,7 @@ class Hooks:
     at construction: the hub is built first (it needs only the database)."""
 
     on_change: Callable[[LiveSession, Change], None] = unheard  # a change saved, under the lock
-    shown: Callable[[str, dict[str, Any]], dict[str, Any]] = as_is  # a Session as answered
+    shown: Callable[[str, SessionView], SessionView] = as_is  # a Session as answered
     on_load: Callable[[str], None] = unheard  # a session read back from the database
 
 
@@ -177,7 +178,7 @@ class LiveSessions:
         with self._lock:
             self._starting[session_id] = self.clock()
 
-    def shown(self, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    def shown(self, session_id: str, data: SessionView) -> SessionView:
         """A Session as answered (the lectures' hook: a self-study question hides its program)."""
         return self.hooks.shown(session_id, data)
 

@@ -14,8 +14,9 @@ from app.engine import Toggles, scenarios
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import program_for
+from app.engine.setup import SetupJson
 from app.lectures.quizzes import self_study_preset
-from app.log.records import Setup
+from app.log.records import EventJson, Setup
 from app.log.timeline import Timeline, TimelineError
 from app.sessions.copies import Copies
 from app.web.answers import Output, Problem, SessionOut
@@ -295,7 +296,7 @@ async def script(target: Target, format: Literal["py", "ipynb"] = "py") -> Respo
     """This session up to its current moment as plain PyTorch: a standalone script (torch, plus
     scikit-learn for moons) that runs the same lines and prints the same numbers as JSON."""
 
-    def log(timeline: Timeline) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def log(timeline: Timeline) -> tuple[SetupJson, list[EventJson]]:
         setup, events = timeline.log()
         return setup.to_json(), [e.to_json() for e in events]
 

@@ -16,6 +16,7 @@ from fastapi import Depends, Query, Request, Response
 from starlette.background import BackgroundTask
 
 from app.db import NotOwner
+from app.engine.views import SessionView
 from app.lectures.hub import LectureHub
 from app.lectures.lecture import Lecture
 from app.lectures.quizzes import LectureConflict
@@ -159,15 +160,15 @@ class SessionCall(SessionTarget):
     async def act(self, action: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
         """Run one action on the session's Timeline and answer with the Session after it."""
 
-        def read(timeline: Timeline) -> dict[str, Any]:
+        def read(timeline: Timeline) -> SessionView:
             action(timeline)
             return self.session(timeline)
 
         return await self.use(read, heavy=heavy)
 
-    def session(self, timeline: Timeline) -> dict[str, Any]:
+    def session(self, timeline: Timeline) -> SessionView:
         """The Session as this request answers it (under the session's lock)."""
-        data = {"id": self.session_id, **timeline.view(self.since)}
+        data: SessionView = {"id": self.session_id, **timeline.view(self.since)}
         return self.sessions.shown(self.session_id, data)
 
 

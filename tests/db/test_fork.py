@@ -15,6 +15,7 @@ from app.db import Database
 from app.db.copies import BASE_GRACE, FORK_EVERY, FORK_NEWEST
 from app.db.sqlite import FairLock
 from app.engine.optimizers import PLAIN_SGD
+from app.engine.views import SessionView
 from app.log.records import Setup
 from app.log.timeline import Timeline
 from app.sessions.journal import Journal
@@ -75,7 +76,7 @@ def test_forks_taken_while_the_owner_appends_hold_whole_actions(make_db: Make) -
     store = make_db()
     store.create("a", NEURON)
     source = Timeline(NEURON, Journal(store, "a"), every=3)
-    versions: dict[str, dict[str, Any]] = {}
+    versions: dict[str, SessionView] = {}
 
     def key(events: list[Any]) -> str:
         return json.dumps([e.to_json() for e in events])

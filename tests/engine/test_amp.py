@@ -11,12 +11,20 @@ from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD
 from app.engine.program import CORRECT
 from app.engine.setup import Setup
+from app.engine.views import ScalerView
 from support.oracle import Plain
 from tests.engine.test_lab import assert_same
 from tests.engine.test_real_loop import both
 
 BF16, FP16 = AmpSpec("bfloat16"), AmpSpec("float16")
 SCALED = [*CORRECT, "scaler_update"]
+
+
+def scaler_of(lab: Lab) -> ScalerView:
+    """The Session's GradScaler store (a session with one)."""
+    scaler = lab.view()["scaler"]
+    assert scaler is not None
+    return scaler
 
 
 @pytest.mark.parametrize("scenario", ["neuron", "moons"])
@@ -86,14 +94,14 @@ def test_float16_scaler_skips_the_first_steps_while_the_scale_comes_down() -> No
             if entry == "step":
                 assert lab.last is not None
                 writes.append(lab.last["writes"])
-                skipped.append(lab.view()["scaler"]["found_inf"])
-        scales.append(lab.view()["scaler"]["scale"])
+                skipped.append(scaler_of(lab)["found_inf"])
+        scales.append(scaler_of(lab)["scale"])
     assert scales == [32768.0, 16384.0, 8192.0, 4096.0, 2048.0, 2048.0, 2048.0, 2048.0]
     assert skipped == [True] * 5 + [False] * 3
     assert writes[0] == ["scaler"]  # a skipped step moves no parameter
     assert writes[-1] == ["params", "scaler"]
-    snap = lab.view()
-    assert snap["scaler"]["skipped_steps"] == 5 and snap["scaler"]["growth_tracker"] == 3
+    scaler = scaler_of(lab)
+    assert scaler["skipped_steps"] == 5 and scaler["growth_tracker"] == 3
     assert [h["loss"] for h in lab.history][:6] == [18.5] * 6
 
 
@@ -165,15 +173,16 @@ def test_capture_and_restore_carry_the_scaler_mid_iteration() -> None:
 def test_a_checkpoint_holds_the_scaler_and_a_model_only_one_starts_it_over() -> None:
     lab = Lab(Setup("neuron", 0.05, 0, PLAIN_SGD, amp=FP16))
     lab.run(7)
-    assert lab.view()["scaler"]["scale"] == 2048.0
+    assert scaler_of(lab)["scale"] == 2048.0
     lab.run_line("checkpoint")
-    assert lab.view()["ckpt"]["keys"] == ["model", "optimizer", "scaler"]
+    ckpt = lab.view()["ckpt"]
+    assert ckpt is not None and ckpt["keys"] == ["model", "optimizer", "scaler"]
     assert lab.view()["code"][3] == "scaler.scale(loss).backward()"
     lab.run_line("resume")
-    assert lab.view()["scaler"]["scale"] == 2048.0
+    assert scaler_of(lab)["scale"] == 2048.0
     lab.run_line("checkpoint(model_only=True)")
     lab.run_line("resume")  # a fresh scaler: 2**16 again, and the first steps skipped again
-    assert lab.view()["scaler"]["scale"] == 65536.0
+    assert scaler_of(lab)["scale"] == 65536.0
     plain = Plain("neuron", 0.05, 0, dtype=torch.float32, amp="float16")
     for _ in range(7):
         for entry in SCALED:
@@ -183,4 +192,4 @@ def test_a_checkpoint_holds_the_scaler_and_a_model_only_one_starts_it_over() -> 
     assert_same(lab, plain)
     both(SCALED, lab, plain, times=3)
     # near the minimum the scaled gradients no longer overflow: the scale stays
-    assert lab.view()["scaler"]["scale"] == plain.scaler.get_scale() == 65536.0
+    assert scaler_of(lab)["scale"] == plain.scaler.get_scale() == 65536.0

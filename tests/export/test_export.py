@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import nbformat
 import pydantic_core
@@ -23,7 +23,7 @@ from app import export
 from app.engine import Lab, LineError
 from app.engine.program import NO_BUGS, PRESETS, program_for
 from app.engine.scenarios import info
-from app.engine.setup import Setup
+from app.engine.setup import Setup, SetupJson
 
 PRESET = {p.name: list(p.program) for p in PRESETS}
 # The Labs here compute with the server's one intra-op thread (the server_threads fixture);
@@ -61,7 +61,8 @@ class Recorder:
 
     def __init__(self, setup: dict[str, Any]) -> None:
         self.setup = setup
-        self.lab = Lab(Setup.from_json(setup))  # as the server reads a stored setup back
+        # as the server reads a stored setup back (the tests write their setups by hand)
+        self.lab = Lab(Setup.from_json(cast(SetupJson, setup)))
         self.events: list[dict[str, Any]] = []
 
     def line(self, entry: str) -> bool:

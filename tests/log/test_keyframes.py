@@ -5,10 +5,10 @@ exactly the live timeline's keyframes; a replay from the store gives the same nu
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from app.db import Database
 from app.engine.optimizers import PLAIN_SGD
+from app.engine.views import SessionView
 from app.log.records import Setup
 from app.log.replays import KEYFRAMES_IN_MEMORY
 from app.log.timeline import Timeline
@@ -47,7 +47,7 @@ def test_pending_keyframes_serve_rewinds_and_reach_the_store_as_the_timeline_hol
         assert len(live) == KEYFRAMES_IN_MEMORY and len(dropped) == 5
         assert set(dropped) <= set(a.journal.pending)  # read back from memory, not the store
 
-        def rewind_13(t: Timeline) -> dict[str, Any]:
+        def rewind_13(t: Timeline) -> SessionView:
             t.rewind(13)
             return t.view()
 
