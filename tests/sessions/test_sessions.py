@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from app.db import Database
+from app.db import Database, NoSuchLog
 from app.engine.optimizers import PLAIN_SGD
 from app.log.records import Change, Setup
 from app.log.timeline import SAVE_EVERY, Timeline
@@ -69,11 +69,20 @@ def test_the_store_cap_takes_the_oldest_idle_first(make_db: Make) -> None:
 
 
 def test_delete(make_db: Make) -> None:
+    """A delete takes the log out of the database; forget() only drops memory's copy."""
     sessions = LiveSessions(make_db(), 5, idle_timeout=60)
     copies = Copies(sessions)
-    a = copies.create(NEURON)
+    a, kept = copies.create(NEURON), copies.create(NEURON)
+    for s in (a, kept):
+        s.timeline.run(1)
+        sessions.save(s)
+    sessions.forget(kept.id)
+    assert kept.gone and sessions.db.exists(kept.id)
+    assert sessions.get(kept.id).timeline.moments == 5  # read back from its log
     sessions.delete(a.id)
-    assert a.gone
+    assert a.gone and not sessions.db.exists(a.id)
+    with pytest.raises(NoSuchLog):
+        sessions.db.load(a.id)
     with pytest.raises(UnknownSession):
         sessions.get(a.id)
     with pytest.raises(UnknownSession):

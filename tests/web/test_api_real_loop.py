@@ -121,8 +121,25 @@ def test_resume_without_a_checkpoint_is_409(client: httpx.Client) -> None:
     assert s["optimizer_state"][0]["state"]["step"] == 1.0
 
 
-def test_the_export_refuses_what_it_cannot_write_yet(client: httpx.Client) -> None:
-    sid = new(client)["id"]  # checkpoints export now (tests/export/test_export.py runs them)
+def test_the_export_refuses_a_backward_through_a_graph_from_before_resume(
+    client: httpx.Client,
+) -> None:
+    """What it cannot write yet (tests/export/test_real_loop.py says why): a 409 in its own
+    words, in either format, never a wrong script."""
+    sid = new(client, scenario="moons")["id"]
+    program(client, sid, ["forward", "loss", "checkpoint", "resume", "backward"])
+    line(client, sid, "run", {"iterations": 1})
+    for fmt in ("py", "ipynb"):
+        r = client.get(f"/api/sessions/{sid}/script", params={"format": fmt})
+        assert r.status_code == 409, r.text
+        assert r.json()["detail"] == (
+            "the export cannot write a backward through a graph built before resume yet: "
+            "this session's log holds one"
+        )
+
+
+def test_the_export_writes_checkpoints_dropout_and_clipping(client: httpx.Client) -> None:
+    sid = new(client)["id"]  # (tests/export/test_export.py runs the scripts)
     program(client, sid, ["forward", "loss", "backward", "checkpoint", "step", "resume"])
     line(client, sid, "run", {"iterations": 1})
     for fmt in ("py", "ipynb"):
