@@ -94,11 +94,11 @@ def summary(tensor: torch.Tensor) -> TensorSummaryView:
     }
 
 
-def heat_map(grid: np.ndarray[Any, Any]) -> HeatMapView:
-    """The mean of each block of ``grid`` (rows x columns), at most 32 blocks a side."""
+def heat_map(grid: np.ndarray[Any, Any], side: int = HEAT_MAP_SIDE) -> HeatMapView:
+    """The mean of each block of ``grid`` (rows x columns), at most ``side`` blocks a side."""
     n_rows, n_cols = grid.shape
-    rows = block_starts(n_rows, min(n_rows, HEAT_MAP_SIDE))
-    cols = block_starts(n_cols, min(n_cols, HEAT_MAP_SIDE))
+    rows = block_starts(n_rows, min(n_rows, side))
+    cols = block_starts(n_cols, min(n_cols, side))
     # sums of whole blocks: the rows of each row block, then the columns of each column block
     sums = np.add.reduceat(np.add.reduceat(grid, rows, axis=0), cols, axis=1)
     heights = np.diff([*rows, n_rows])
