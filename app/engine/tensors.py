@@ -84,8 +84,8 @@ def summary(tensor: torch.Tensor) -> TensorSummaryView:
         "summary": True,
         "shape": shape,
         "numel": int(values.size),
-        "min": float(t.min()),
-        "max": float(t.max()),
+        "min": float(values.min()),  # numpy: a tenth of torch.min here; NaN if any is
+        "max": float(values.max()),
         "mean": float(t.mean()),
         "std": float(t.std()),  # PyTorch's default: Bessel's correction (n - 1)
         "norm": float(torch.linalg.vector_norm(t)),
