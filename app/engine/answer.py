@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from app.engine import scenarios
+from app.engine import scenarios, tensors
 from app.engine import theory as formal
 from app.engine.optimizers import state_of
 from app.engine.views import LossPointView, SessionView, TheoryView
@@ -46,8 +46,8 @@ def view(lab: Lab, since: int = 0) -> SessionView:
                 "name": n,
                 "shape": list(p.shape),
                 "dtype": str(p.dtype).removeprefix("torch."),
-                "value": p.detach().tolist(),
-                "grad": None if p.grad is None else p.grad.tolist(),
+                "value": tensors.shown(p),
+                "grad": None if p.grad is None else tensors.shown(p.grad),
             }
             for n, p in lab.named.items()
         ],

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import torch
 
+from app.engine import tensors
 from app.engine.views import OptimizerView, ParamStateView, SchedulerView
 
 
@@ -51,7 +52,7 @@ def state_of(
     rows: list[ParamStateView] = []
     for name, p in named.items():
         state = {
-            key: v.tolist() if isinstance(v, torch.Tensor) else v
+            key: tensors.shown(v) if isinstance(v, torch.Tensor) else v
             for key, v in optimizer.state.get(p, {}).items()
         }
         rows.append({"name": name, "state": state})

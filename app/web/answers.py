@@ -14,12 +14,61 @@ class TogglesOut(BaseModel):
     step_first: bool
 
 
+class Histogram(BaseModel):
+    edges: list[Number] = Field(description="numpy.histogram's 17 edges of the finite values")
+    counts: list[int] = Field(description="the finite values in each of the 16 bins")
+    nonfinite: int = Field(description="values that are NaN or infinite (in no bin)")
+
+
+class HeatMap(BaseModel):
+    shape: list[int] = Field(
+        description="the tensor as rows x columns: a vector is one row, any other rank its "
+        "first dimension x the rest flattened"
+    )
+    rows: list[int] = Field(description="where each block of rows starts (i*rows // n)")
+    cols: list[int] = Field(description="where each block of columns starts")
+    cells: list[list[Number]] = Field(description="each block's mean, at most 32 x 32")
+
+
+class TensorSummary(BaseModel):
+    """A tensor of more than 256 elements: its numbers in float64, its elements paged by
+    GET /api/sessions/{id}/tensor."""
+
+    summary: Literal[True]
+    shape: list[int]
+    numel: int
+    min: Number
+    max: Number
+    mean: Number
+    std: Number = Field(description="torch.std: Bessel's correction (n - 1)")
+    norm: Number = Field(description="the L2 norm of all elements")
+    histogram: Histogram
+    heatmap: HeatMap
+
+
+class TensorPage(BaseModel):
+    store: Literal["params", "grad", "state"]
+    name: str
+    key: str | None = Field(description="state: the optimizer state's key (exp_avg...)")
+    shape: list[int]
+    dtype: str
+    numel: int
+    start: int
+    stop: int
+    values: list[Any] | None = Field(
+        description="elements start to stop - 1 of the tensor flattened row-major, exactly; "
+        "null: a .grad that is None"
+    )
+
+
 class Param(BaseModel):
     name: str
     shape: list[int]
     dtype: str
-    value: Any = Field(description="nested lists in the tensor's shape")
-    grad: Any = Field(description="like value, or null when .grad is None")
+    value: Any | TensorSummary = Field(
+        description="nested lists in the tensor's shape, or its summary past 256 elements"
+    )
+    grad: Any | TensorSummary | None = Field(description="like value, or null when .grad is None")
 
 
 class Node(BaseModel):
@@ -115,7 +164,9 @@ class OptimizerOut(BaseModel):
 
 class ParamState(BaseModel):
     name: str
-    state: dict[str, Any] = Field(description="what optimizer.state holds: tensors as lists")
+    state: dict[str, Any | TensorSummary] = Field(
+        description="what optimizer.state holds: tensors as lists (a summary past 256 elements)"
+    )
 
 
 class Oscillation(BaseModel):
@@ -196,7 +247,7 @@ class Output(BaseModel):
     kind: Literal["line", "boundary"]
     points: list[list[float]]
     targets: list[float]
-    line: dict[str, list[Number]] | None = Field(None, description="neuron: x and w·x + b")
+    line: dict[str, list[Number]] | None = Field(None, description="neuron: x and w*x + b")
     extent: list[float] | None = Field(None, description="moons: x0, x1, y0, y1 of the grid")
     p: list[list[Number]] | None = Field(None, description="moons: P(class 1), rows bottom-up")
 

@@ -10,19 +10,29 @@ import torch
 from fastapi import APIRouter, Query, Request, Response
 
 from app import export
-from app.engine import Toggles, scenarios
+from app.engine import Toggles, scenarios, tensors
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import program_for
 from app.engine.setup import SetupJson
+from app.engine.tensors import PAGE_LIMIT
 from app.lectures.quizzes import self_study_preset
 from app.log.records import EventJson, Setup
 from app.log.timeline import Timeline, TimelineError
 from app.sessions.copies import Copies
-from app.web.answers import Output, Problem, SessionOut
+from app.web.answers import Output, Problem, SessionOut, TensorPage
 from app.web.catalogue import presets_out
 from app.web.compression import SharedAnswers
-from app.web.deps import ERRORS, HEAVY_ERRORS, Call, Sessions, Target, as_json, warming
+from app.web.deps import (
+    ERRORS,
+    HEAVY_ERRORS,
+    MAX_SINCE,
+    Call,
+    Sessions,
+    Target,
+    as_json,
+    warming,
+)
 from app.web.pool import HeavyPool
 from app.web.schemas import (
     BackwardBody,
@@ -181,6 +191,31 @@ def delete_session(session_id: str, sessions: Sessions, request: Request) -> Res
 async def output(target: Target, size: Annotated[int, Query(ge=2, le=80)] = 30) -> Response:
     """What the model computes now (the line, or the decision boundary); changes nothing."""
     return await target.use(lambda timeline: timeline.lab.output(size))
+
+
+@router.get(
+    "/sessions/{session_id}/tensor",
+    response_model=TensorPage,
+    responses={
+        **ERRORS,
+        404: {"model": Problem, "description": "no such session, parameter or state tensor"},
+    },
+)
+async def tensor(
+    target: Target,
+    store: Literal["params", "grad", "state"],
+    name: Annotated[str, Query(max_length=200, description="a parameter's name (0.weight)")],
+    key: Annotated[
+        str | None, Query(max_length=50, description="store=state: exp_avg, momentum_buffer...")
+    ] = None,
+    start: Annotated[int, Query(ge=0, le=MAX_SINCE)] = 0,
+    stop: Annotated[
+        int | None, Query(ge=0, le=MAX_SINCE, description=f"at most start + {PAGE_LIMIT}")
+    ] = None,
+) -> Response:
+    """A page of one tensor's exact elements, flattened row-major: what a summary (a tensor of
+    more than 256 elements) leaves out. Reads only: the session does not change."""
+    return await target.use(lambda t: tensors.page(t.lab, store, name, key, start, stop))
 
 
 @router.post("/sessions/{session_id}/forward", response_model=SessionOut, responses=ERRORS)

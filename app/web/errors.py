@@ -14,6 +14,7 @@ from starlette.routing import Match
 
 from app.db import DatabaseUnavailable
 from app.engine import LineError
+from app.engine.tensors import BadRange, UnknownTensor
 from app.lectures.lecture import NoLecture
 from app.lectures.quizzes import LectureConflict, TooManyVotes
 from app.log.timeline import MomentOutOfRange, TimelineError
@@ -61,6 +62,8 @@ ERROR_ANSWERS: dict[type[Exception], ErrorAnswer] = {
     UnknownSession: ErrorAnswer(404, said("no such session (it may have expired)")),
     MomentOutOfRange: ErrorAnswer(422, lambda exc: value_error(["body", "to"], exc)),
     NotOffered: ErrorAnswer(422, lambda exc: value_error(exc.loc, exc)),
+    BadRange: ErrorAnswer(422, lambda exc: value_error(exc.loc, exc)),
+    UnknownTensor: ErrorAnswer(404, str),
     TimelineError: ErrorAnswer(409, str),
     LineError: ErrorAnswer(409, lambda exc: exc.message, more=lambda exc: {"line": exc.line}),
     SessionBusy: ErrorAnswer(

@@ -170,6 +170,8 @@ export const api = {
   score: (id) => call("GET", `${session(id)}/score`),
   explain: (id, param, index) =>
     call("GET", `${session(id)}/explain?param=${encodeURIComponent(param)}&index=${index}`),
+  // a page of a big tensor's exact elements (issue 28): {store, name, key?, start, stop}
+  tensor: (id, query) => call("GET", `${session(id)}/tensor?${new URLSearchParams(query)}`, undefined, true),
   snapshot: (id) => call("POST", `${session(id)}/snapshot`),
   open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token }, true)),
   /** Where the session's code downloads from (links, not fetches: the browser saves them). */

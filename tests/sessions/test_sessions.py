@@ -44,7 +44,8 @@ def test_memory_cap_and_idle_sessions_leave_memory_not_the_store(make_db: Make) 
     assert len(sessions) == 2 and a.gone and sessions.live(a.id) is None
     again = sessions.get(a.id)  # read back from its log
     assert again is not a and again.timeline.view() == a.timeline.view()
-    assert again.timeline.view()["params"][0]["value"][0][0] == pytest.approx(1.175)
+    weight: Any = again.timeline.view()["params"][0]["value"]  # nested lists: a small tensor
+    assert weight[0][0] == pytest.approx(1.175)
     clock.now = 200  # everyone idle past the timeout
     assert sessions.evict_idle() == 2 and len(sessions) == 0
     assert sessions.get(b.id).timeline.moments == 0 and sessions.get(c.id).id == c.id
@@ -91,7 +92,8 @@ def test_delete(make_db: Make) -> None:
 
 def params(timeline: Timeline) -> list[float]:
     """w and b of the neuron: a [[w]] weight and a [b] bias."""
-    w, b = (p["value"] for p in timeline.view()["params"])
+    values: list[Any] = [p["value"] for p in timeline.view()["params"]]  # lists: small tensors
+    w, b = values
     return [w[0][0], b[0]]
 
 

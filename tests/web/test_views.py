@@ -11,8 +11,8 @@ import pytest
 from pydantic import BaseModel
 
 from app.engine.questions import QuestionView
-from app.engine.views import OutputView, SessionView
-from app.web.answers import Output, QuestionOut, SessionOut
+from app.engine.views import OutputView, SessionView, TensorPageView
+from app.web.answers import Output, QuestionOut, SessionOut, TensorPage
 
 # keys of a TypedDict that no model names: a lecture's followers get the class's poll
 NOT_IN_THE_MODEL = {(SessionView, "prediction")}
@@ -56,7 +56,12 @@ def agree(view: Any, model: type[BaseModel], path: str) -> None:
 
 @pytest.mark.parametrize(
     ("view", "model"),
-    [(SessionView, SessionOut), (OutputView, Output), (QuestionView, QuestionOut)],
+    [
+        (SessionView, SessionOut),
+        (OutputView, Output),
+        (QuestionView, QuestionOut),
+        (TensorPageView, TensorPage),
+    ],
 )
 def test_the_engines_types_are_the_apis(view: Any, model: type[BaseModel]) -> None:
     agree(view, model, model.__name__)

@@ -20,7 +20,10 @@ export function createGrads(root) {
   return function render(session, previous) {
     const k = `${session.id}:${session.params.map((p) => `${p.name}:${p.shape}`).join()}`;
     if (k !== key) {
-      views = session.params.map((p) => createTensor(p.name, p.shape, p.dtype, "grad"));
+      const id = session.id; // in the key: a new session makes new views
+      views = session.params.map((p) =>
+        createTensor(p.name, p.shape, p.dtype, "grad", () => ({ id, store: "grad", name: p.name })),
+      );
       bars = views.map((v) => {
         if (!v.big) return null;
         const bar = document.createElement("div");
@@ -43,7 +46,7 @@ export function createGrads(root) {
         bar.hidden = true;
         return;
       }
-      const n = norm(p.grad);
+      const n = p.grad.summary ? toNumber(p.grad.norm) : norm(p.grad); // a summary has its norm
       if (Number.isFinite(n)) most = Math.max(most, n);
       bar.hidden = false;
       bar.querySelector(".fill").style.width = `${most > 0 ? Math.min(100, (100 * n) / most) : 0}%`;

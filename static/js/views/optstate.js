@@ -5,7 +5,8 @@
 
 import { createTensor } from "./tensor.js";
 
-const shapeOf = (v) => (Array.isArray(v) ? [v.length, ...shapeOf(v[0])] : []);
+// a summary (a tensor past 256 elements) carries its shape
+const shapeOf = (v) => (v?.summary ? v.shape : Array.isArray(v) ? [v.length, ...shapeOf(v[0])] : []);
 
 function describeOptimizer(o) {
   const decay = o.weight_decay ? `, weight_decay ${o.weight_decay}` : "";
@@ -44,7 +45,8 @@ export function createOptState(section, root) {
           head.append(" ", empty);
         }
         const views = names.map((name) => {
-          const view = createTensor(name, shapeOf(p.state[name]), dtype, "value");
+          const where = () => ({ id: session.id, store: "state", name: p.name, key: name });
+          const view = createTensor(name, shapeOf(p.state[name]), dtype, "value", where);
           el.append(view.el);
           return [name, view];
         });

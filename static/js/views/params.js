@@ -5,10 +5,14 @@ import { createTensor } from "./tensor.js";
 export function createParams(root) {
   let views = null;
   let key = "";
+  let id = "";
   return function render(session, previous) {
+    id = session.id;
     const k = session.params.map((p) => `${p.name}:${p.shape}`).join();
     if (k !== key) {
-      views = session.params.map((p) => createTensor(p.name, p.shape, p.dtype, "value"));
+      views = session.params.map((p) =>
+        createTensor(p.name, p.shape, p.dtype, "value", () => ({ id, store: "params", name: p.name })),
+      );
       root.replaceChildren(...views.map((v) => v.el));
       key = k;
       previous = null; // a different model: nothing to compare with

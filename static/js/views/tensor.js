@@ -4,6 +4,7 @@
 // so repainting 700 cells stays well inside a frame.
 
 import { cells, display, exact, exactTitle, sameValue, short, toNumber } from "../format.js";
+import { createSummary } from "./summary.js";
 
 const SMALL = 4; // up to this many numbers, print them
 
@@ -23,8 +24,10 @@ function indexText(name, index) {
 /**
  * A view of one named tensor (or None). `render(value, previous)` repaints it; values that
  * differ from `previous` are marked changed (a Δ sign and an outline, not colour alone).
+ * A tensor the server sends as a summary (more than 256 elements) is shown by summary.js,
+ * which pages its elements from the tensor `where()` names ({id, store, name, key?}).
  */
-export function createTensor(name, shape, dtype, what) {
+export function createTensor(name, shape, dtype, what, where = null) {
   const size = shape.reduce((a, b) => a * b, 1);
   const el = document.createElement("div");
   el.className = "tensor";
@@ -43,6 +46,7 @@ export function createTensor(name, shape, dtype, what) {
   let focusIndex = 0;
   let show = () => {};
   let shown = -1; // the cell in the readout, re-read after each repaint
+  let summarized = null; // summary.js's render, once a summary came
   const cols = shape.length >= 2 ? shape[shape.length - 1] : Math.max(1, size);
 
   function setupMap() {
@@ -99,6 +103,12 @@ export function createTensor(name, shape, dtype, what) {
     el.classList.remove("none");
     label.querySelector(".none-word")?.remove();
     body.hidden = false;
+    if (value.summary) {
+      el.classList.toggle("changed-box", previous === null);
+      summarized ??= createSummary(body, what === "grad" ? `${name}.grad` : name, dtype, where);
+      summarized(value, previous);
+      return;
+    }
     current = cells(value);
     const before = previous == null ? null : cells(previous);
     const changed = current.map(([v], i) => !before || !sameValue(v, before[i]?.[0]));

@@ -1,0 +1,161 @@
+"""A tensor as the Session sends it: its elements (up to ``LARGEST_SHOWN``) or a summary, and
+its exact elements a page at a time (``GET /api/sessions/{id}/tensor``).
+
+The three scenarios' tensors are at most 256 elements (moons' 16 x 16 weight), so they are
+always sent whole. A bigger one (a model of one's own) would make every click's answer
+grow with the model, so it is sent as a summary of fixed size instead, and a page asks for
+the elements it wants to show.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from app.engine.views import HeatMapView, HistogramView, TensorPageView, TensorSummaryView
+
+if TYPE_CHECKING:
+    from app.engine.lab import Lab
+
+LARGEST_SHOWN = 256  # elements a tensor may have to be sent element by element
+HISTOGRAM_BINS = 16
+HEAT_MAP_SIDE = 32  # at most 32 x 32 cells
+PAGE_LIMIT = 4096  # elements a page of ``page`` may hold
+
+
+class UnknownTensor(LookupError):
+    """No tensor of that name in that store (a 404)."""
+
+
+class BadRange(ValueError):
+    """A page outside the tensor or larger than ``PAGE_LIMIT`` (a 422); ``loc`` names the
+    query parameter at fault."""
+
+    def __init__(self, loc: list[str], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+def shown(tensor: torch.Tensor) -> Any:
+    """``tensor`` as the Session sends it: nested lists in its shape (``Tensor.tolist``), or
+    its summary when it has more than ``LARGEST_SHOWN`` elements."""
+    if tensor.numel() > LARGEST_SHOWN:
+        return summary(tensor)
+    return tensor.detach().tolist()
+
+
+def as_2d(shape: list[int]) -> tuple[int, int]:
+    """The rows and columns a tensor's heat map is made from: a vector is one row; any other
+    rank is its first dimension against the rest flattened (row-major), so a Linear's weight
+    is (out, in) and a Conv2d's (out_channels, in_channels x kh x kw)."""
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return 1, shape[0]
+    return shape[0], int(np.prod(shape[1:]))
+
+
+def block_starts(length: int, blocks: int) -> list[int]:
+    """Where each of ``blocks`` nearly equal blocks of ``range(length)`` starts: block i is
+    ``[i * length // blocks, (i + 1) * length // blocks)``, never empty."""
+    return [i * length // blocks for i in range(blocks)]
+
+
+def summary(tensor: torch.Tensor) -> TensorSummaryView:
+    """Shape, min, max, mean, std, norm, a histogram and a heat map of ``tensor``, all in
+    float64 (the tensor's values converted exactly). NaN or an infinity makes min, max, mean,
+    std and norm what PyTorch says (NaN or inf) and the cells holding it; the histogram counts
+    the finite values and says how many were not."""
+    t = tensor.detach().to(torch.float64).reshape(-1)
+    values = t.numpy()
+    finite = values[np.isfinite(values)]
+    # numpy's own rule: 16 equal bins from the smallest to the largest finite value, the last
+    # one closed (all equal: that value ± 0.5; none: 0 to 1)
+    counts, edges = np.histogram(finite, bins=HISTOGRAM_BINS)
+    histogram: HistogramView = {
+        "edges": edges.tolist(),
+        "counts": counts.tolist(),
+        "nonfinite": int(values.size - finite.size),
+    }
+    shape = list(tensor.shape)
+    return {
+        "summary": True,
+        "shape": shape,
+        "numel": int(values.size),
+        "min": float(values.min()),  # numpy: a tenth of torch.min here; NaN if any is
+        "max": float(values.max()),
+        "mean": float(t.mean()),
+        "std": float(t.std()),  # PyTorch's default: Bessel's correction (n - 1)
+        "norm": float(torch.linalg.vector_norm(t)),
+        "histogram": histogram,
+        "heatmap": heat_map(values.reshape(as_2d(shape))),
+    }
+
+
+def heat_map(grid: np.ndarray[Any, Any], side: int = HEAT_MAP_SIDE) -> HeatMapView:
+    """The mean of each block of ``grid`` (rows x columns), at most ``side`` blocks a side."""
+    n_rows, n_cols = grid.shape
+    rows = block_starts(n_rows, min(n_rows, side))
+    cols = block_starts(n_cols, min(n_cols, side))
+    # sums of whole blocks: the rows of each row block, then the columns of each column block
+    sums = np.add.reduceat(np.add.reduceat(grid, rows, axis=0), cols, axis=1)
+    heights = np.diff([*rows, n_rows])
+    widths = np.diff([*cols, n_cols])
+    cells = sums / np.outer(heights, widths)
+    return {"rows": rows, "cols": cols, "shape": [n_rows, n_cols], "cells": cells.tolist()}
+
+
+def page(
+    lab: Lab, store: str, name: str, key: str | None, start: int, stop: int | None
+) -> TensorPageView:
+    """Elements ``start`` to ``stop`` (excluded) of one tensor of ``lab`` flattened row-major,
+    exactly as ``Tensor.tolist`` gives them (``stop`` absent: as many as a page holds from
+    ``start``). ``store``: ``params`` (a parameter), ``grad`` (its ``.grad``: ``values`` None
+    while that is None) or ``state`` (``optimizer.state[param][key]``). Reads only."""
+    param = lab.named.get(name)
+    if param is None:
+        raise UnknownTensor(f"no parameter named {name!r} (the Session's params name them)")
+    if (key is not None) != (store == "state"):
+        raise BadRange(["query", "key"], "key names an optimizer state tensor: store=state only")
+    tensor: torch.Tensor | None = param.detach()
+    if store == "grad":
+        tensor = param.grad
+    elif store == "state":
+        held = lab.optimizer.state.get(param, {}).get(key)
+        if not isinstance(held, torch.Tensor):
+            raise UnknownTensor(f"no optimizer state {key!r} for {name!r} (none before a step)")
+        tensor = held
+    shape = list(param.shape if tensor is None else tensor.shape)
+    numel = int(np.prod(shape))
+    first, last = bounds(numel, start, stop)
+    values = None if tensor is None else tensor.detach().reshape(-1)[first:last].tolist()
+    return {
+        "store": store,
+        "name": name,
+        "key": key,
+        "shape": shape,
+        "dtype": str((param if tensor is None else tensor).dtype).removeprefix("torch."),
+        "numel": numel,
+        "start": first,
+        "stop": last,
+        "values": values,
+    }
+
+
+def bounds(numel: int, start: int, stop: int | None) -> tuple[int, int]:
+    """The page ``[start, stop)`` of a tensor of ``numel`` elements, checked."""
+    if stop is None:
+        stop = min(numel, start + PAGE_LIMIT)
+    if start > numel:
+        raise BadRange(["query", "start"], f"start {start} is past the tensor's {numel} elements")
+    if stop > numel:
+        raise BadRange(["query", "stop"], f"stop {stop} is past the tensor's {numel} elements")
+    if stop < start:
+        raise BadRange(["query", "stop"], f"stop {stop} is before start {start}")
+    if stop - start > PAGE_LIMIT:
+        raise BadRange(
+            ["query", "stop"], f"a page holds at most {PAGE_LIMIT} elements, not {stop - start}"
+        )
+    return start, stop
