@@ -233,6 +233,22 @@ def test_a_tap_on_a_cell_shows_its_value_and_explains_grad(opened: Opener) -> No
     expect(page.locator("#explain")).not_to_be_visible()
 
 
+def test_a_tap_offers_explain_only_where_grad_is_explained(opened: Opener) -> None:
+    """Compare mode draws .grad with the same heat maps but has no explanations: a tap there
+    shows the value and no Explain button that would do nothing."""
+    page = opened("/?compare=skip_zero_grad&scenario=moons", PHONE)
+    for row in range(1, 5):  # forward, loss, zero_grad, backward: one row each
+        page.get_by_role("button", name="Next line").tap()
+        expect(page.locator("body")).to_have_attribute("data-lockstep", str(row))
+    tensor = page.locator(
+        '[data-pane="correct"] section[aria-label="Gradients"] [data-name="2.weight"]'
+    )
+    tensor.locator(".cell").nth(20).tap()
+    expect(tensor.locator(".readout")).to_have_text(re.compile(r"^2\.weight\.grad\[1, 4\] = "))
+    expect(tensor.locator(".explain-cell")).to_be_hidden()
+    expect(page.locator("#explain")).not_to_be_visible()
+
+
 def test_setup_and_share_fold_away_and_setup_changes_lr(opened: Opener) -> None:
     page = opened("/", PHONE)
     setup = page.get_by_role("button", name="Setup", exact=True)

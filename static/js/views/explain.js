@@ -16,6 +16,7 @@ export function createExplain({ root, api, session, announce }) {
   const title = $("explain-title");
   const body = $("explain-body");
   $("explain-close").addEventListener("click", () => dialog.close());
+  root.dataset.explain = "1"; // a tapped .grad cell offers its Explain button here (tensor.js)
 
   // every number of a small tensor is a button: reachable by Tab, opened by Enter (a heat map
   // is one stop already: its arrows pick a cell, Enter opens that one)

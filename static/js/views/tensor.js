@@ -87,7 +87,10 @@ export function createTensor(name, shape, dtype, what) {
       if (!e.target.dataset.i) return;
       focusIndex = Number(e.target.dataset.i); // the arrows go on from the tapped cell
       show(focusIndex);
-      if (what === "grad" && e.pointerType === "touch") explain.hidden = false;
+      // only where a .grad can be explained (the stepper, not a follower or compare mode)
+      if (what === "grad" && e.pointerType === "touch" && map.closest("[data-explain]")) {
+        explain.hidden = false;
+      }
     });
     map.addEventListener("focus", () => show(focusIndex));
     map.addEventListener("keydown", (e) => {
