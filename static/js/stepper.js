@@ -16,6 +16,7 @@ import { createCode, showProblem } from "./views/code.js";
 import { createAnnouncer, createControls, describe } from "./views/controls.js";
 import { createEditor } from "./views/editor.js";
 import { createExtras } from "./views/extras.js";
+import { installFolds } from "./views/folds.js";
 import { createGraph } from "./views/graph.js";
 import { createGrads } from "./views/grads.js";
 import { createLoss } from "./views/loss.js";
@@ -149,6 +150,7 @@ const predict = createPredict({
   },
 });
 createExplain({ root: $("grads"), api, session, announce });
+installFolds($("controls"));
 
 installKeys({
   ready: () => session() !== null,

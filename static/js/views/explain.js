@@ -1,6 +1,7 @@
 // Explain a number (issue 17): click (or Enter on) any .grad number, or a heat map's cell, to
 // see it as the parts that made it since .grad was last set, each backward's part split into
-// its examples' contributions.
+// its examples' contributions. A tap on a cell only shows its value (tensor.js); the Explain
+// button under the map then explains the cell shown.
 
 import { exact } from "../format.js";
 
@@ -15,6 +16,7 @@ export function createExplain({ root, api, session, announce }) {
   const title = $("explain-title");
   const body = $("explain-body");
   $("explain-close").addEventListener("click", () => dialog.close());
+  root.dataset.explain = "1"; // a tapped .grad cell offers its Explain button here (tensor.js)
 
   // every number of a small tensor is a button: reachable by Tab, opened by Enter (a heat map
   // is one stop already: its arrows pick a cell, Enter opens that one)
@@ -27,7 +29,7 @@ export function createExplain({ root, api, session, announce }) {
 
   function target(el) {
     const tensor = el.closest(".tensor");
-    const cell = el.matches(".heatmap") ? el.querySelector(".cell.focus")
+    const cell = el.matches(".heatmap, .explain-cell") ? tensor?.querySelector(".cell.focus")
       : el.closest(".value[data-index], .cell[data-i]");
     if (!tensor || !cell) return null;
     const param = session().params.find((p) => p.name === tensor.dataset.name);
@@ -76,7 +78,11 @@ export function createExplain({ root, api, session, announce }) {
     announce(title.textContent);
   }
 
-  root.addEventListener("click", (e) => open(e.target));
+  root.addEventListener("click", (e) => {
+    // a finger has no hover: its tap on a cell shows the value first (tensor.js)
+    if (e.pointerType === "touch" && e.target.closest(".cell")) return;
+    open(e.target);
+  });
   root.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && e.target.closest(".value[data-index], .heatmap")) {
       e.preventDefault();

@@ -2,6 +2,8 @@
 // top (the loss) to bottom (AccumulateGrad → parameter), the direction backward walks.
 // Status is text and style: empty (nothing), built (solid), freed (dashed and greyed).
 // Under autocast a node that made a 16-bit tensor says so (AddmmBackward0 · bfloat16).
+// Narrower than the drawing (a phone, moons), it shrinks to at most 3/4 and then scrolls
+// sideways inside its own box (page.css), which the keyboard can then reach too.
 
 import { svg } from "./chart.js";
 import { place } from "./layout.js";
@@ -19,6 +21,16 @@ export function createGraph(root) {
   figure.className = "graph-figure";
   root.replaceChildren(status, figure);
   let drawn = "";
+  // a box that scrolls is a Tab stop, named, so its hidden part is reachable without a mouse
+  const scrolls = () => {
+    const on = figure.scrollWidth > figure.clientWidth + 1;
+    if (on === figure.hasAttribute("tabindex")) return;
+    for (const [key, value] of [["tabindex", "0"], ["role", "group"], ["aria-label", "Graph, scrolls sideways"]]) {
+      if (on) figure.setAttribute(key, value);
+      else figure.removeAttribute(key);
+    }
+  };
+  new ResizeObserver(scrolls).observe(figure);
 
   return function render(session) {
     const graph = session.graph;
@@ -71,6 +83,8 @@ export function createGraph(root) {
       group.append(text);
       root_.append(group);
     }
+    root_.style.setProperty("--natural", String(width + 2 * pad)); // its size unscaled
     figure.replaceChildren(root_);
+    scrolls();
   };
 }

@@ -108,6 +108,9 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
       verdict.textContent = [verdictHead(said), said.explanation,
         ...mine.map((c) => `You chose “${c.text}”: ${c.misconception}.`)].join(" ");
       question = null;
+      // on a phone the question is a sheet on the bottom bar that scrolls by itself: bring the
+      // verdict up in it (elsewhere the panel does not scroll, and this does nothing)
+      section.scrollTop = Math.max(0, verdict.offsetTop - 8);
       // the keys (n for the next question) work again: the choices no longer hold the focus
       if (choices.contains(document.activeElement)) $("next").focus();
       announce(`${verdict.textContent} Score ${s.correct} of ${s.asked}.`);

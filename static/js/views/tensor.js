@@ -1,7 +1,8 @@
 // One tensor, two ways. A handful of numbers (the neuron) is printed in full; a bigger
-// tensor (moons) is a heat map whose cells show the exact value on hover, and on focus via
-// the arrow keys, in a readout under the map. Cells are built once and then only recoloured,
-// so repainting 700 cells stays well inside a frame.
+// tensor (moons) is a heat map whose cells show the exact value on hover, on focus via the
+// arrow keys, and on a tap (a phone has no hover), in a readout under the map; on a tapped
+// .grad cell an Explain button follows, as a click explains it with a mouse. Cells are built
+// once and then only recoloured, so repainting 700 cells stays well inside a frame.
 
 import { cells, display, exact, exactTitle, sameValue, short, toNumber } from "../format.js";
 import { createSummary } from "./summary.js";
@@ -55,9 +56,17 @@ export function createTensor(name, shape, dtype, what, where = null) {
     map.tabIndex = 0;
     map.setAttribute("role", "img");
     map.style.gridTemplateColumns = `repeat(${cols}, var(--cell))`;
+    map.style.setProperty("--cols", String(cols)); // a phone sizes the cells to fit the width
     readout = document.createElement("output");
     readout.className = "readout";
-    readout.textContent = "hover or focus for exact values";
+    // a finger has no hover: a touch screen says what works there
+    readout.textContent = matchMedia("(pointer: coarse)").matches
+      ? "tap a cell for its exact value" : "hover or focus for exact values";
+    // a tap on a .grad cell shows its value, not a dialog at once: this button explains it
+    const explain = document.createElement("button");
+    explain.type = "button";
+    explain.className = "small explain-cell";
+    explain.hidden = true;
     for (let i = 0; i < size; i++) {
       const c = document.createElement("span");
       c.className = "cell";
@@ -71,10 +80,21 @@ export function createTensor(name, shape, dtype, what, where = null) {
       shown = i;
       cellEls.forEach((c) => c.classList.remove("focus"));
       cellEls[i].classList.add("focus");
-      readout.textContent = `${indexText(what === "grad" ? `${name}.grad` : name, index)} = ${exact(v, dtype)}`;
+      const where = indexText(what === "grad" ? `${name}.grad` : name, index);
+      readout.textContent = `${where} = ${exact(v, dtype)}`;
+      explain.textContent = `Explain ${where}`;
     };
     map.addEventListener("mouseover", (e) => {
       if (e.target.dataset.i) show(Number(e.target.dataset.i));
+    });
+    map.addEventListener("click", (e) => {
+      if (!e.target.dataset.i) return;
+      focusIndex = Number(e.target.dataset.i); // the arrows go on from the tapped cell
+      show(focusIndex);
+      // only where a .grad can be explained (the stepper, not a follower or compare mode)
+      if (what === "grad" && e.pointerType === "touch" && map.closest("[data-explain]")) {
+        explain.hidden = false;
+      }
     });
     map.addEventListener("focus", () => show(focusIndex));
     map.addEventListener("keydown", (e) => {
@@ -85,7 +105,7 @@ export function createTensor(name, shape, dtype, what, where = null) {
       focusIndex = Math.max(0, Math.min(size - 1, focusIndex + moves[e.key]));
       show(focusIndex);
     });
-    body.append(map, readout);
+    body.append(map, readout, explain);
   }
 
   function render(value, previous) {
