@@ -23,6 +23,8 @@ from app.sessions.copies import Copies
 from app.sessions.live import Hooks, LiveSessions
 from app.settings import Settings
 from app.web import api, compression, docs, errors, lectures, pages, polls, predict, security
+from app.web.datasets import body_limits
+from app.web.datasets import router as datasets_router
 from app.web.lane import ClickLane
 from app.web.pool import HeavyPool, LightFirst
 from app.web.timing import ServerTiming
@@ -93,7 +95,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.copies = Copies(sessions)
     app.state.hub = hub
     app.state.pool = pool
-    security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by)
+    bodies = body_limits(settings)  # a CSV dataset's upload has its own body limit
+    security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by, bodies)
     compression.install(app)
     app.add_middleware(LightFirst, priority=pool.priority)  # outside gzip
     app.add_middleware(ServerTiming)  # outermost of these: the gzip and the counting in it
@@ -113,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(predict.router)
     app.include_router(lectures.router)
     app.include_router(polls.router)
+    app.include_router(datasets_router)
     app.include_router(pages.router)
     app.include_router(docs.router)
     errors.install(app)

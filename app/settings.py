@@ -42,6 +42,11 @@ class Settings(BaseSettings):
     torch_threads: int = 1  # many tiny models on few cores: one intra-op thread each
     evict_interval: float = 30.0  # seconds between sweeps that drop idle sessions
     max_body: int = 16 * 1024  # bytes; a larger request body is a 413 (valid ones are < 1 KB)
+    # CSV datasets (issue 28, POST /api/datasets): the file's bytes (its own body limit, in
+    # place of max_body), its rows (the header not counted) and columns; past any, refused
+    dataset_max_bytes: int = Field(default=1024**2, ge=1)
+    dataset_max_rows: int = Field(default=10_000, ge=1)
+    dataset_max_columns: int = Field(default=1_024, ge=1)
     threadpool: int = 40  # threads that run the (synchronous) line requests at once
     # heavy work (runs, forks, sessions read back from the database) running at once: one a core
     heavy_workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)

@@ -11,6 +11,7 @@ Everything above uses the ``Database`` protocol below; ``open_database`` picks t
 
 - ``logs.py``: the logs' SQL (both dialects), owner epochs (``claim``, ``NotOwner``)
 - ``lectures.py``: the lecture tables; ``polls.py``: the questions put to a class, their votes
+- ``datasets.py``: uploaded CSV files, kept under their hash
 - ``schema.py``: the numbered migrations
 - ``sqlite.py``, ``postgres.py``: connections, transactions, migrations' bookkeeping, and
   ``notify``/``listen`` (PostgreSQL's LISTEN/NOTIFY; nothing on SQLite)
@@ -103,6 +104,10 @@ class Database(Protocol):
     def poll_of(self, code: str) -> dict[str, Any] | None: ...
     def quiz_closed(self, code: str, truth: str | None) -> None: ...
     def poll_report(self, session_id: str) -> list[dict[str, Any]]: ...
+
+    # CSV datasets (issue 28): a file's bytes under their SHA-256, kept
+    def save_dataset(self, dataset_id: str, body: bytes, rows: int) -> None: ...
+    def dataset(self, dataset_id: str) -> bytes | None: ...
 
     # between processes (None / nothing on SQLite)
     def shared(self) -> Shared | None:

@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypedDict
 
 from app.db.copies import BASE_GRACE, LogCopies
+from app.db.datasets import DatasetTables
 from app.db.lectures import LectureTables
 from app.db.reading import NoSuchLog
 from app.db.sql import Cursor, dumps
@@ -70,7 +71,7 @@ class Limits(TypedDict, total=False):
     clock: Callable[[], float]  # time.time
 
 
-class LogDatabase(LectureTables, LogCopies):
+class LogDatabase(LectureTables, LogCopies, DatasetTables):
     """Everything but the connections; see the module's docstring."""
 
     # appended to the read of a log's row in a write, so that a claim waits for the appends

@@ -114,6 +114,14 @@ MIGRATIONS = {
     ALTER TABLE logs ADD COLUMN is_base INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX logs_base ON logs (base);
     """,
+    # CSV datasets (issue 28): an uploaded file's bytes under their SHA-256 (the same file is
+    # the same row), found only by that id; kept, never swept (app/db/datasets.py says why).
+    # One self-contained step: renumber it freely when merging.
+    8: """
+    CREATE TABLE datasets (
+        id TEXT PRIMARY KEY, body {blob} NOT NULL, rows {int} NOT NULL, created {real} NOT NULL
+    ){keyed};
+    """,
 }
 SCHEMA = max(MIGRATIONS)
 

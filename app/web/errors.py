@@ -14,6 +14,7 @@ from starlette.routing import Match
 
 from app.db import DatabaseUnavailable
 from app.engine import LineError
+from app.engine.tables import CsvError
 from app.engine.tensors import BadRange, UnknownTensor
 from app.lectures.lecture import NoLecture
 from app.lectures.quizzes import LectureConflict, TooManyVotes
@@ -51,6 +52,12 @@ def value_error(loc: tuple[str, ...] | list[str], exc: Exception) -> list[dict[s
     return [{"loc": list(loc), "msg": str(exc), "type": "value_error"}]
 
 
+def csv_refused(exc: CsvError) -> list[dict[str, Any]]:
+    """A refused CSV file's 422: ``loc`` is the body, then the row and the column it names."""
+    where = [part for part in (exc.row, exc.column) if part is not None]
+    return [{"loc": ["body", *where], "msg": exc.message, "type": "csv"}]
+
+
 def invalid(exc: RequestValidationError) -> list[dict[str, Any]]:
     # FastAPI's default echoes the input back, and a NaN there is not valid JSON
     return [{"loc": e["loc"], "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
@@ -64,6 +71,7 @@ ERROR_ANSWERS: dict[type[Exception], ErrorAnswer] = {
     NotOffered: ErrorAnswer(422, lambda exc: value_error(exc.loc, exc)),
     BadRange: ErrorAnswer(422, lambda exc: value_error(exc.loc, exc)),
     UnknownTensor: ErrorAnswer(404, str),
+    CsvError: ErrorAnswer(422, csv_refused),
     TimelineError: ErrorAnswer(409, str),
     LineError: ErrorAnswer(409, lambda exc: exc.message, more=lambda exc: {"line": exc.line}),
     SessionBusy: ErrorAnswer(

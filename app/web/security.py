@@ -10,7 +10,8 @@ by ``create_app``:
   DENY or SAMEORIGIN, never another origin) is left out so it does not veto them;
 - a request body larger than ``max_body`` bytes is refused with 413 ``{"detail": ...}``, whether
   it declares its length or arrives chunked (the body is counted as it is read, and never more
-  than the limit is held);
+  than the limit is held); a path named in ``bodies`` has its own limit and words instead (an
+  uploaded CSV dataset: 1 MB, where every JSON body is under 1 KB);
 - no CORS: no ``Access-Control-*`` header is ever sent, so browsers keep other origins out.
 
 The API docs (``/docs``) are served from vendored files too (see ``docs.py``); Swagger UI sets
@@ -19,7 +20,8 @@ inline styles and data: images, so only that page's policy allows those two, nev
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -62,11 +64,22 @@ def _route_path(scope: Scope) -> str:
     return path[len(root) :] if root and path.startswith(root + "/") else path
 
 
+# a path's own body limit: its bytes, and the 413's words ("%d" is the limit)
+BodyLimit = tuple[int, str]
+TOO_LARGE = "request body too large: at most %d bytes"
+
+
 class SecurityMiddleware:
     def __init__(
-        self, app: ASGIApp, max_body: int, frame_ancestors: str = "", served_by: str = ""
+        self,
+        app: ASGIApp,
+        max_body: int,
+        frame_ancestors: str = "",
+        served_by: str = "",
+        bodies: Mapping[str, BodyLimit] | None = None,
     ) -> None:
         self.app, self.max_body = app, max_body
+        self.bodies = dict(bodies or {})
         # which process answered, behind a load balancer (settings.served_by)
         named = [(b"x-served-by", served_by.encode())] if served_by else []
         self.headers = _headers(CSP, frame_ancestors) + named
@@ -76,7 +89,9 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        extra = self.docs_headers if _route_path(scope) in DOCS_PATHS else self.headers
+        path = _route_path(scope)
+        extra = self.docs_headers if path in DOCS_PATHS else self.headers
+        limit, words = self.bodies.get(path, (self.max_body, TOO_LARGE))
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -87,8 +102,8 @@ class SecurityMiddleware:
             await send(message)
 
         declared = _content_length(scope["headers"])
-        if declared is not None and declared > self.max_body:
-            await self._too_large(send_with_headers)
+        if declared is not None and declared > limit:
+            await self._too_large(send_with_headers, words % limit)
             return
         # Read the whole (small) body now, counting as it comes: a chunked body has no length.
         chunks: list[bytes] = []
@@ -99,8 +114,8 @@ class SecurityMiddleware:
                 return
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body:
-                await self._too_large(send_with_headers)
+            if size > limit:
+                await self._too_large(send_with_headers, words % limit)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -117,8 +132,8 @@ class SecurityMiddleware:
 
         await self.app(scope, replay, send_with_headers)
 
-    async def _too_large(self, send: Send) -> None:
-        payload = b'{"detail":"request body too large: at most %d bytes"}' % self.max_body
+    async def _too_large(self, send: Send, detail: str) -> None:
+        payload = json.dumps({"detail": detail}, separators=(",", ":")).encode()
         await send(
             {
                 "type": "http.response.start",
@@ -143,7 +158,13 @@ def _content_length(headers: Iterable[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
-def install(app: Starlette, max_body: int, frame_ancestors: str = "", served_by: str = "") -> None:
+def install(
+    app: Starlette,
+    max_body: int,
+    frame_ancestors: str = "",
+    served_by: str = "",
+    bodies: Mapping[str, BodyLimit] | None = None,
+) -> None:
     """Wrap the whole middleware stack, Starlette's 500 handler included.
 
     ``add_middleware`` would put it inside ``ServerErrorMiddleware``, so an unexpected 500 would
@@ -153,7 +174,11 @@ def install(app: Starlette, max_body: int, frame_ancestors: str = "", served_by:
 
     def build_wrapped() -> ASGIApp:
         return SecurityMiddleware(
-            build(), max_body=max_body, frame_ancestors=frame_ancestors, served_by=served_by
+            build(),
+            max_body=max_body,
+            frame_ancestors=frame_ancestors,
+            served_by=served_by,
+            bodies=bodies,
         )
 
     setattr(app, "build_middleware_stack", build_wrapped)  # noqa: B010

@@ -157,6 +157,9 @@ events {{ worker_connections 64; }}
 http {{
     access_log off;
     client_body_temp_path {where}/body;
+    # pytest's temp root is 0700, out of the workers' reach: a CSV dataset's body (1 MB) stays
+    # in memory instead of a temp file (a real install's temp path is nginx's own)
+    client_body_buffer_size 1m;
     proxy_temp_path {where}/proxy;
     fastcgi_temp_path {where}/fastcgi;
     uwsgi_temp_path {where}/uwsgi;
@@ -284,6 +287,14 @@ def test_nginx_redirects_and_forwarded_headers(nginx: str) -> None:
         assert schema["servers"] == [{"url": PREFIX}]
         names = [s["name"] for s in client.get(nginx + "/api/scenarios").json()]
         assert names[0] == "neuron"
+        # a CSV dataset of 1 MB passes nginx's client_max_body_size to the app (issue 28)
+        body = b"n\n" + b"".join(b"%09d\n" % n for n in range(10_000))
+        body += b"x" * (1024**2 - len(body))  # a 10,001st row: the app read it all, refused it
+        csv = {"content-type": "text/csv"}
+        kept = client.post(nginx + "/api/datasets", content=body[:100_002], headers=csv)
+        assert kept.status_code == 201 and kept.json()["rows"] == 10_000
+        whole = client.post(nginx + "/api/datasets", content=body, headers=csv)
+        assert whole.status_code == 422  # 1 MB reached the app
 
 
 def test_caddy_tls_subpath(tls_page: Page, caddy: str) -> None:
