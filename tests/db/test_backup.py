@@ -19,6 +19,8 @@ from app.db.schema import SQLITE, SchemaTooNew, statements
 from app.db.sqlite import DatabaseBusy, hold_lock
 from app.engine.optimizers import PLAIN_SGD
 from app.log.records import Setup
+from app.log.timeline import Timeline
+from app.sessions.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
 NEURON = Setup("neuron", 0.05, 0, PLAIN_SGD)
@@ -158,3 +160,41 @@ def test_the_commands_report_and_exit(tmp_path: Path) -> None:
     assert started.returncode == 1
     assert f"newer than this Loop Stepper's ({SCHEMA})" in started.stderr
     assert "Traceback" not in started.stderr
+
+
+def test_pg_dump_and_pg_restore_as_deploy_md_says(postgres_url: str, tmp_path: Path) -> None:
+    """docs/deploy.md's two commands: a dump restored into an empty database serves the same
+    logs at the same schema version (nothing migrated again)."""
+    from app.db.postgres import PostgresDatabase
+    from support.postgres import bin_dir
+
+    base, _ = postgres_url.rsplit("/", 1)
+    names = [f"dump_{os.getpid()}_a", f"dump_{os.getpid()}_b"]
+    with psycopg.connect(postgres_url, autocommit=True) as pg:
+        for name in names:
+            pg.execute(f"DROP DATABASE IF EXISTS {name}")
+            pg.execute(f"CREATE DATABASE {name}")
+    source, target = (f"{base}/{name}" for name in names)
+    store = PostgresDatabase(source)
+    store.create("a", NEURON)
+    timeline = Timeline(NEURON, Journal(store, "a"), every=3)
+    timeline.run(2)
+    store.append("a", timeline.drain())
+    saved = store.load("a")
+    store.close()
+    dump = tmp_path / "loop-stepper.dump"
+    for args in (
+        ["pg_dump", "--format=custom", "--no-owner", f"--file={dump}", source],
+        ["pg_restore", "--clean", "--if-exists", "--no-owner", f"--dbname={target}", str(dump)],
+    ):
+        done = subprocess.run([str(bin_dir() / args[0]), *args[1:]], timeout=60)
+        assert done.returncode == 0
+    restored = PostgresDatabase(target)
+    try:
+        assert restored.schema_version() == SCHEMA
+        again = restored.load("a")
+        assert [e.to_json() for e in again.events] == [e.to_json() for e in saved.events]
+        assert again.head == saved.head and len(again.events) > 0
+        assert Timeline.restored(again, Journal(restored, "a")).view() == timeline.view()
+    finally:
+        restored.close()
