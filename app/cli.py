@@ -19,7 +19,10 @@ from app.settings import Settings
 
 def main(argv: list[str] | None = None) -> None:
     settings = Settings()
-    parser = argparse.ArgumentParser(prog="loop-stepper", description="Start the server.")
+    parser = argparse.ArgumentParser(
+        prog="loop-stepper",
+        description="Start the server (no command), or back up, restore or check its database.",
+    )
     parser.add_argument("--host", default=settings.host)
     parser.add_argument("--port", type=int, default=settings.port)
     parser.add_argument(
@@ -34,7 +37,9 @@ def main(argv: list[str] | None = None) -> None:
         help="proxies whose X-Forwarded-For/-Proto headers are trusted, comma-separated "
         "(e.g. 127.0.0.1); default: none",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{backup,restore,check}")
+    commands = parser.add_subparsers(
+        dest="command", metavar="[backup FILE | restore FILE | check [FILE]]", title="commands"
+    )
     command = commands.add_parser("backup", help="copy the database, even while a server runs")
     command.add_argument("file", type=Path)
     command = commands.add_parser("restore", help="put a backup in place (no server running)")
