@@ -32,7 +32,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from app.db.logs import DatabaseUnavailable, Limits, LogDatabase
-from app.db.schema import POSTGRES, SCHEMA, statements
+from app.db.schema import POSTGRES, SCHEMA, statements, too_new
 from app.db.shared import SharedLectures
 from app.db.sql import Cursor
 
@@ -100,6 +100,7 @@ class PostgresDatabase(SharedLectures, LogDatabase):
             version = 0 if row is None else int(row[0])
             if row is None:
                 db.execute("INSERT INTO schema_version VALUES (0)")
+            too_new(version)  # no backup copy here: docs/deploy.md says pg_dump before upgrading
             for target in range(version + 1, SCHEMA + 1):
                 for statement in statements(target, POSTGRES):
                     db.execute(statement)

@@ -132,3 +132,21 @@ def statements(version: int, dialect: Dialect) -> list[str]:
         int=dialect.int, real=dialect.real, blob=dialect.blob, keyed=dialect.keyed
     )
     return [s.strip() for s in text.split(";") if s.strip()]
+
+
+class SchemaTooNew(Exception):
+    """The database was written by a newer Loop Stepper: this one would misread its tables."""
+
+    def __init__(self, found: int) -> None:
+        super().__init__(
+            f"the database's schema is version {found}, newer than this Loop Stepper's "
+            f"({SCHEMA}): it was written by a newer release. Run that release, or restore a "
+            "backup made by this one (loop-stepper restore FILE)."
+        )
+        self.found = found
+
+
+def too_new(version: int) -> None:
+    """Refuse a database from a newer release before touching it (both dialects)."""
+    if version > SCHEMA:
+        raise SchemaTooNew(version)

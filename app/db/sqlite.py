@@ -8,11 +8,21 @@ every click waits behind it. Several processes on one machine may share the file
 write waits up to 5 s for another's): their owner epochs keep each session with the process
 that replayed it last. There is no one to notify: ``notify`` does nothing and ``listen``
 returns None.
+
+Every process serving the file holds a shared ``flock`` on ``<file>.lock`` beside it while it is
+open; ``loop-stepper restore`` takes it exclusively, so it is refused while any server uses the
+file and a server does not start in the middle of a restore (``app/db/backup.py``). The kernel
+lets the lock go with the process, even after ``kill -9``: no stale lock to clean up.
+
+A file from an older schema is copied beside itself (``<file>.v<N>.bak``, SQLite's backup
+API) before it is migrated; one from a newer schema is refused (``SchemaTooNew``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sqlite3
 import threading
 from collections import deque
@@ -21,12 +31,36 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Unpack
 
-from app.db.logs import Limits, LogDatabase
-from app.db.schema import SCHEMA, SQLITE, statements
+from app.db.logs import DatabaseUnavailable, Limits, LogDatabase
+from app.db.schema import SCHEMA, SQLITE, statements, too_new
 from app.db.sql import Cursor
 
 CHECKPOINT_EVERY = 1.0  # seconds between checkpoints (a class's clicks fill ~1 MB of WAL a s)
 WAL_LIMIT = 64 * 1024**2  # bytes the WAL file is cut back to after a checkpoint
+
+
+class DatabaseBusy(DatabaseUnavailable):
+    """The file's lock is held the other way: a restore while it is served, or the reverse."""
+
+
+def lock_file(path: str | Path) -> str:
+    return f"{path}.lock"
+
+
+def hold_lock(path: str | Path, exclusive: bool) -> int:
+    """An open descriptor holding ``path``'s lock (shared: a server; exclusive: a restore),
+    or ``DatabaseBusy`` at once, never a wait. Closing the descriptor lets it go."""
+    fd = os.open(lock_file(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DatabaseBusy(
+            f"{path} is in use by a running server; stop it first"
+            if exclusive
+            else f"{path} is being restored (loop-stepper restore); start again when it is done"
+        ) from None
+    return fd
 
 
 class FairLock:
@@ -71,14 +105,20 @@ class SqliteDatabase(LogDatabase):
     def __init__(self, path: str | Path, **limits: Unpack[Limits]) -> None:
         super().__init__(**limits)
         self.path = str(path)
+        self._held: int | None = None
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._held = hold_lock(self.path, exclusive=False)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._lock = FairLock()
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=OFF")
-        self._migrate()
+        try:
+            self._migrate()
+        except BaseException:
+            self.close_files()
+            raise
         self._stop = threading.Event()
         if self.path != ":memory:":
             self._db.execute("PRAGMA wal_autocheckpoint=0")  # see the module's docstring
@@ -96,8 +136,18 @@ class SqliteDatabase(LogDatabase):
         )
 
     def _migrate(self) -> None:
+        found = self._db.execute("PRAGMA user_version").fetchone()[0]
+        too_new(found)
+        if 0 < found < SCHEMA and self.path != ":memory:":
+            # the old file as it was, in case the new release must be rolled back
+            copy = sqlite3.connect(f"{self.path}.v{found}.bak")
+            try:
+                self._db.backup(copy)
+            finally:
+                copy.close()
         with self._tx() as db:
             version = db.execute("PRAGMA user_version").fetchone()[0]
+            too_new(version)
             for target in range(version + 1, SCHEMA + 1):
                 for statement in statements(target, SQLITE):
                     db.execute(statement)
@@ -145,6 +195,13 @@ class SqliteDatabase(LogDatabase):
             if self._reader is not self._db:
                 self._reader.close()
             self._db.close()
+        self.close_files()
+
+    def close_files(self) -> None:
+        self._db.close()
+        if self._held is not None:
+            os.close(self._held)  # the server's lock goes last: the file is closed by then
+            self._held = None
 
     # -- between processes: none here ---------------------------------------------------
 
