@@ -77,11 +77,12 @@ def warming(pool: HeavyPool, copies: Copies, session_id: str) -> BackgroundTask:
     the heavy-work pool, behind the work queued by then, so that its student's first click
     finds it there. An overloaded pool leaves that to the first click. No pause for light work
     here: a warm-up is a millisecond or two, and one pausing in its slot would keep a class's
-    first clicks (heavy until their sessions are in memory) queued behind 300 sleeping ones."""
+    first clicks (heavy until their sessions are in memory) queued behind 300 sleeping ones.
+    Queued under the session's id: its student's first request moves it ahead (``take``)."""
 
     async def after() -> None:
         with contextlib.suppress(PoolFull):
-            await pool.run(copies.warm, session_id)
+            await pool.run(copies.warm, session_id, key=session_id)
 
     return BackgroundTask(after)
 
@@ -111,8 +112,18 @@ class SessionTarget:
         (``run``), and a session that must be read back from the database, go through the
         heavy-work pool (``pool.py``): the event loop never waits on a lock or a replay, and a
         line never waits behind them.
+
+        A session whose build is queued (``warming``: a class that just created or forked
+        at once) has it moved to the front of the pool's queue, and the request waits for
+        that build alone, not for the builds of everyone who came before it.
         """
         session = self.sessions.live(self.session_id)
+        if session is None:
+            built = self.pool.hurry(self.session_id)
+            if built is not None:
+                no_longer_light()  # it waits for heavy work: that work must not wait for it
+                await built.wait()
+                session = self.sessions.live(self.session_id)  # None: gone, or never built
         if (
             session is not None
             and not heavy

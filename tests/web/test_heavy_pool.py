@@ -18,6 +18,8 @@ from fastapi import FastAPI
 
 from app.log.timeline import Timeline
 from app.main import create_app
+from app.sessions.copies import Copies
+from app.sessions.live import LiveSession, LiveSessions
 from app.settings import Settings
 from app.web.pool import HeavyPool
 from support.serve import serve_app
@@ -199,3 +201,101 @@ def test_light_work_is_counted_until_its_answer_starts(monkeypatch: pytest.Monke
     assert seen["next"][0] == 1  # the student's own line, on the event loop
     assert seen["run"] == [0]  # in the pool: not light
     assert counts == [0, 0]
+
+
+def test_keyed_work_is_hurried_to_the_front_and_its_end_awaited() -> None:
+    """``hurry`` moves the work queued under a key to the front of the queue (the rest keep
+    their order) and gives the event its end sets; running work's event too; no work under a
+    key, None; a key whose work left the queue (cancelled) is forgotten."""
+
+    async def scene() -> dict[str, Any]:
+        pool = HeavyPool(workers=1, queue=10)
+        order: list[str] = []
+        gate = asyncio.Event()
+
+        async def hog() -> None:
+            async with pool.slot():
+                order.append("hog")
+                await gate.wait()
+
+        first = asyncio.ensure_future(hog())
+        await until(lambda: pool.running == 1, "the hog")
+        jobs = {k: asyncio.ensure_future(pool.run(order.append, k, key=k)) for k in "abcde"}
+        await until(lambda: pool.waiting == 5, "five keyed jobs queued")
+        queued = pool.queued
+        ended = pool.hurry("d")
+        hurried = pool.queued
+        jobs["b"].cancel()
+        await asyncio.sleep(0)
+        unknown = (pool.hurry("b"), pool.hurry("nothing"))
+        gate.set()
+        assert ended is not None
+        await ended.wait()
+        after_d = list(order)
+        await asyncio.gather(first, *jobs.values(), return_exceptions=True)
+        return {"queued": queued, "hurried": hurried, "unknown": unknown, "after_d": after_d,
+                "order": order, "left": (pool.running, pool.waiting, pool.queued)}  # fmt: skip
+
+    seen = asyncio.run(scene())
+    assert seen["queued"] == list("abcde")
+    assert seen["hurried"] == list("dabce")
+    assert seen["unknown"] == (None, None)
+    assert seen["after_d"] == ["hog", "d"]  # its end was awaited: nothing else ran before it
+    assert seen["order"] == ["hog", "d", "a", "c", "e"]
+    assert seen["left"] == (0, 0, [])
+
+
+def test_a_click_waits_for_its_own_sessions_build_not_the_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 27 item 2, a class of 60: 60 sessions of one setup created at once are their logs
+    alone, their Labs built after their answers in the heavy-work pool, one at a time, in
+    arrival order (held here behind the first build). The last student's click moves its own
+    build to the front: its line runs with 3 sessions built (the first creation, the held
+    build, its own), not 61; the others are built after, each once, in their order."""
+    app = server(workers=1, queue=100)
+    pool = app.state.pool
+    gate = threading.Event()
+    built: list[str] = []  # sessions in the order they entered memory
+    seen_by_line: list[int] = []
+    real_warm, real_add, real_next = Copies.warm, LiveSessions.add, Timeline.next
+
+    def warm(copies: Copies, session_id: str) -> None:
+        if not gate.is_set():  # the first build holds the one worker: the rest queue
+            assert gate.wait(30)
+        real_warm(copies, session_id)
+
+    def add(sessions: LiveSessions, session: LiveSession) -> None:
+        built.append(session.id)
+        real_add(sessions, session)
+
+    def next_line(timeline: Timeline) -> None:
+        seen_by_line.append(len(built))
+        real_next(timeline)
+
+    monkeypatch.setattr(Copies, "warm", warm)
+    monkeypatch.setattr(LiveSessions, "add", add)
+    monkeypatch.setattr(Timeline, "next", next_line)
+
+    async def scene(base: str) -> tuple[list[str], list[str], httpx.Response, list[str]]:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            ids = await sessions(client, 61)  # the first made whole, 60 started
+            await until(lambda: pool.waiting == 59, "59 builds queued behind the held one")
+            queued = pool.queued
+            click = asyncio.ensure_future(client.post(f"/api/sessions/{ids[-1]}/next"))
+            await until(lambda: pool.queued[:1] == [ids[-1]], "the click's build moved ahead")
+            hurried = pool.queued
+            gate.set()
+            answer = await click
+            await until(lambda: pool.running == pool.waiting == 0, "every build")
+            return ids, queued, answer, hurried
+
+    with serve_app(app) as base:
+        ids, queued, answer, hurried = asyncio.run(scene(base))
+    assert queued == ids[2:]  # ids[1]'s build holds the worker
+    assert hurried == [ids[-1], *ids[2:-1]]
+    assert answer.status_code == 200 and answer.json()["moment"] == 1
+    assert answer.json()["id"] == ids[-1]
+    assert seen_by_line == [3]  # the line ran with three sessions built, its own third
+    assert built == [ids[0], ids[1], ids[-1], *ids[2:-1]]  # each once, the rest in order
+    assert len(app.state.sessions) == 61
