@@ -106,14 +106,19 @@ class LightFirst:
             FLIGHT.reset(token)
 
 
+class Withdrawn(Exception):
+    """Keyed work taken out of the queue before it ran (``HeavyPool.withdraw``)."""
+
+
 class Keyed:
     """Work queued under a key: its turn in the queue while it waits, and its end."""
 
-    __slots__ = ("ended", "turn")
+    __slots__ = ("ended", "turn", "withdrawn")
 
     def __init__(self) -> None:
         self.turn: asyncio.Future[None] | None = None  # set while it waits in the queue
         self.ended = asyncio.Event()  # set when it ran, failed or left the queue
+        self.withdrawn = False
 
 
 class HeavyPool:
@@ -165,6 +170,21 @@ class HeavyPool:
             self._waiting.remove(turn)  # at most ``queue`` long: a few hundred, once a session
             self._waiting.appendleft(turn)
         return keyed.ended
+
+    def withdraw(self, key: str) -> bool:
+        """Take the work queued under ``key`` out of the queue: its ``run`` raises ``Withdrawn``
+        and the work never runs. False if that work is running already (it cannot be taken
+        back); True otherwise (withdrawn, or nothing was under that key)."""
+        keyed = self._keyed.get(key)
+        if keyed is None or keyed.withdrawn:
+            return True
+        turn = keyed.turn
+        if turn is None or turn.done():
+            return False  # running (or handed its slot just now)
+        self._waiting.remove(turn)
+        keyed.withdrawn = True
+        turn.set_exception(Withdrawn(key))
+        return True
 
     @asynccontextmanager
     async def slot(self, keyed: Keyed | None = None) -> AsyncIterator[None]:
