@@ -298,8 +298,11 @@ class LiveSessions:
                 self.db.check_owner(session.id, session.owner)
         except NoSuchLog:
             raise UnknownSession(session.id) from None
-        except DatabaseUnavailable:
-            # the copy in memory is ahead of the log now: the next request replays the log
+        except DatabaseUnavailable:  # lost, or full (``StorageFull``)
+            # the copy in memory is ahead of the log now: the next request replays the log,
+            # and no keyframe this copy took may reach the database after it
+            if session.journal is not None:
+                session.journal.pending.clear()
             self._drop(session)
             raise
         if keyframes and session.journal is not None and session.journal.pending:
