@@ -41,6 +41,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "no such session (or it expired)"},
     409: {"model": Problem, "description": "the line cannot run now; PyTorch's own message"},
     429: {"model": Problem, "description": f"{MAX_WAITING} requests already wait for this session"},
+    507: {"model": Problem, "description": "the database's disk is full: nothing was saved"},
 }
 HEAVY_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
