@@ -150,14 +150,15 @@ class SessionTarget:
     async def _built(self) -> LiveSession | None:
         """A session not in memory, built now if its build waits in the pool's queue.
 
-        A started session (``Copies.start``: its log alone) is built right here on the event
-        loop, as a creation is (a fraction of a millisecond; in a worker thread it would fight
-        the event loop's burst of creations for the interpreter), and its queued build is
-        withdrawn. Any other (a fork: a replay) has its build moved to the front of the queue
-        and waits for it alone. None: not built here (no build queued, or another thread is
+        A started session (``Copies.start``: its log alone) on SQLite is built right here on
+        the event loop, as a creation is (a fraction of a millisecond; in a worker thread it
+        would fight the event loop's burst of creations for the interpreter), and its queued
+        build is withdrawn (``LiveSessions.quick_to_build`` says when). Any other (a fork: a
+        replay; any session on PostgreSQL) has its build moved to the front of the queue and
+        waits for it alone. None: not built here (no build queued, or another thread is
         reading it back); the request then takes the usual way."""
         sid = self.session_id
-        if self.sessions.is_starting(sid) and self.pool.withdraw(sid):
+        if self.sessions.quick_to_build(sid) and self.pool.withdraw(sid):
             session = self.sessions.load_now(sid)
             if session is not None:
                 return session

@@ -6,6 +6,7 @@ wait first come first served in a queue of ``heavy_queue``, and past it get a 50
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import threading
 import time
@@ -22,7 +23,7 @@ from app.sessions.copies import Copies
 from app.sessions.live import LiveSession, LiveSessions
 from app.settings import Settings
 from app.web.pool import HeavyPool
-from support.serve import serve_app
+from support.serve import schema_url, serve_app
 
 
 class Gauge:
@@ -306,6 +307,41 @@ def test_a_first_click_builds_its_session_not_the_class(monkeypatch: pytest.Monk
     assert held.by_line == [2]  # the line ran with two sessions built, its own second
     assert held.built == [ids[0], ids[-1], ids[1], *ids[2:-1]]  # each once, the rest in order
     assert len(app.state.sessions) == 61
+
+
+def test_on_postgres_a_first_click_moves_its_build_ahead(
+    monkeypatch: pytest.MonkeyPatch, postgres_url: str
+) -> None:
+    """The same class of 60 on PostgreSQL, where a read-back is several round trips and is
+    never done on the event loop: the last student's click moves its own build to the front of
+    the queue and waits for it alone: its line runs with 3 sessions built (the first creation,
+    the held build, its own), not 61."""
+    url = schema_url(postgres_url, f"first_click_{os.getpid()}")
+    data = tempfile.mkdtemp(prefix="loop-stepper-pool-")
+    app = create_app(Settings(data=data, database_url=url, heavy_workers=1, heavy_queue=100))
+    pool = app.state.pool
+    held = Held(monkeypatch)
+
+    async def scene(base: str) -> dict[str, Any]:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            ids = await sessions(client, 61)
+            await until(lambda: pool.waiting == 59, "59 builds queued behind the held one")
+            click = asyncio.ensure_future(client.post(f"/api/sessions/{ids[-1]}/next"))
+            await until(lambda: pool.queued[:1] == ids[-1:], "its build moved ahead")
+            hurried = pool.queued
+            held.gate.set()
+            answer = await click
+            await until(lambda: pool.running == pool.waiting == 0, "every build")
+            return {"ids": ids, "hurried": hurried, "answer": answer}
+
+    with serve_app(app) as base:
+        seen = asyncio.run(scene(base))
+    ids, answer = seen["ids"], seen["answer"]
+    assert seen["hurried"] == [ids[-1], *ids[2:-1]]
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["id"], answer.json()["moment"]) == (ids[-1], 1)
+    assert held.by_line == [3]
+    assert held.built == [ids[0], ids[1], ids[-1], *ids[2:-1]]
 
 
 def test_a_forks_first_click_moves_its_replay_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
