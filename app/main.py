@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import logging
 from collections.abc import AsyncIterator, Callable
 
 import anyio.to_thread
@@ -12,7 +13,7 @@ import torch
 from fastapi import FastAPI
 from fastapi.templating import Jinja2Templates
 
-from app.db import Database, open_database
+from app.db import Database, DatabaseUnavailable, open_database
 from app.engine import Lab, scenarios
 from app.engine.optimizers import PLAIN_SGD
 from app.lectures.broadcast import Alone
@@ -152,7 +153,11 @@ def database_for(settings: Settings) -> Database:
 async def every(interval: float, job: Callable[[], object]) -> None:
     """Run ``job`` every ``interval`` seconds (idle sessions leave memory; the database's
     retention), not only when a new session is created. In a thread: both touch the database,
-    which the event loop must never wait for."""
+    which the event loop must never wait for. A database lost or full skips a turn: the job
+    runs again at the next (an ended task would need a restart)."""
     while True:
         await asyncio.sleep(interval)
-        await anyio.to_thread.run_sync(job)
+        try:
+            await anyio.to_thread.run_sync(job)
+        except DatabaseUnavailable as error:
+            logging.getLogger(__name__).warning("%s skipped a turn: %s", job.__name__, error)

@@ -24,7 +24,7 @@ from typing import Any, Protocol, Unpack
 
 from app.db.copies import Forked
 from app.db.lectures import EVENTS_KEPT, StoredLecture
-from app.db.logs import DAY, DatabaseUnavailable, Limits, NotOwner
+from app.db.logs import DAY, DatabaseUnavailable, Limits, NotOwner, StorageFull
 from app.db.reading import NoSuchLog
 from app.db.schema import SCHEMA
 from app.db.shared import Shared, SharedListener
@@ -46,6 +46,7 @@ __all__ = [
     "Shared",
     "SharedListener",
     "SqliteDatabase",
+    "StorageFull",
     "Store",
     "StoredLecture",
     "open_database",

@@ -40,6 +40,12 @@ class DatabaseUnavailable(Exception):
     the action is acknowledged; try again."""
 
 
+class StorageFull(DatabaseUnavailable):
+    """A write failed for space: the database's disk (or its size limit) is full (SQLite's
+    ``SQLITE_FULL``, PostgreSQL's ``disk_full``, SQLSTATE 53100). Nothing of the action is
+    acknowledged, as for a lost database; reads go on, and writes once there is space again."""
+
+
 class NotOwner(Exception):
     """Another process claimed this session since this one replayed it (its ``owner`` epoch
     moved on): nothing was written; replay the session (claiming it back) and act again."""

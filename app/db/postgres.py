@@ -31,7 +31,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from app.db.logs import DatabaseUnavailable, Limits, LogDatabase
+from app.db.logs import DatabaseUnavailable, Limits, LogDatabase, StorageFull
 from app.db.schema import POSTGRES, SCHEMA, statements, too_new
 from app.db.shared import SharedLectures
 from app.db.sql import Cursor
@@ -113,10 +113,13 @@ class PostgresDatabase(SharedLectures, LogDatabase):
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection. A database that cannot be reached, or that drops the connection
-        (a restart, a failover), is ``DatabaseUnavailable``; the pool discards the broken one."""
+        (a restart, a failover), is ``DatabaseUnavailable``; the pool discards the broken one.
+        A write that fails for space (``disk_full``) is ``StorageFull``."""
         try:
             with self._pool.connection() as conn:
                 yield conn
+        except psycopg.errors.DiskFull as error:  # SQLSTATE 53100: the connection is fine
+            raise StorageFull(f"the database's disk is full ({error})".strip()) from error
         except (psycopg.OperationalError, PoolTimeout) as error:
             raise DatabaseUnavailable(f"the database is unreachable ({error})".strip()) from error
 

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Unpack
 
-from app.db.logs import DatabaseUnavailable, Limits, LogDatabase
+from app.db.logs import DatabaseUnavailable, Limits, LogDatabase, StorageFull
 from app.db.schema import SCHEMA, SQLITE, statements, too_new
 from app.db.sql import Cursor
 
@@ -98,6 +98,18 @@ class FairLock:
                 self._held = False
 
 
+@contextmanager
+def space() -> Iterator[None]:
+    """SQLite's ``SQLITE_FULL`` ("database or disk is full": the disk, or ``max_page_count``)
+    as ``StorageFull``."""
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        if error.sqlite_errorcode == sqlite3.SQLITE_FULL:
+            raise StorageFull(f"the database's disk is full ({error})") from error
+        raise
+
+
 class SqliteDatabase(LogDatabase):
     """One connection, one lock: SQLite writes one transaction at a time anyway, and each of
     ours is a few rows (a line at the newest moment is one event row, one statement)."""
@@ -155,18 +167,20 @@ class SqliteDatabase(LogDatabase):
 
     @contextmanager
     def _tx(self) -> Iterator[Cursor]:
-        with self._lock:
+        with self._lock, space():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db.cursor()
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                # SQLITE_FULL may have rolled it back already; a failed COMMIT may not have
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[Cursor]:
-        with self._lock:
+        with self._lock, space():  # (a read may write: a touch)
             yield self._db.cursor()
 
     @contextmanager
@@ -175,15 +189,20 @@ class SqliteDatabase(LogDatabase):
             yield self._reader.cursor()
 
     def _write_one(self, sql: str, params: tuple[Any, ...]) -> int:
-        with self._lock:
+        with self._lock, space():
             return self._db.execute(sql, params).rowcount
 
     def _checkpoints(self) -> None:
         db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         try:
             while not self._stop.wait(CHECKPOINT_EVERY):
-                # PASSIVE: copies what no reader still needs, never waits for a writer
-                db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                try:
+                    # PASSIVE: copies what no reader still needs, never waits for a writer
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                except sqlite3.OperationalError as error:
+                    if error.sqlite_errorcode != sqlite3.SQLITE_FULL:
+                        raise
+                    # a full disk: the WAL keeps the pages; copied once there is space again
         except sqlite3.Error:
             pass  # the file is gone (a test's temporary directory): nothing left to copy
         finally:

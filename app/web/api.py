@@ -85,6 +85,7 @@ def scenario_options(body: CreateSession) -> dict[str, float]:
     responses={
         404: {"model": Problem, "description": "no such snapshot"},
         503: {"model": Problem, "description": "the server is full"},
+        507: {"model": Problem, "description": "the database's disk is full"},
     },
 )
 async def create_session(body: CreateSession, sessions: Sessions, request: Request) -> Response:

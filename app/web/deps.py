@@ -25,7 +25,7 @@ from app.sessions.copies import Copies
 from app.sessions.live import LiveSession as LiveSession
 from app.sessions.live import LiveSessions, SessionBusy
 from app.web.answers import Problem
-from app.web.pool import HeavyPool, PoolFull, no_longer_light
+from app.web.pool import HeavyPool, PoolFull, Withdrawn, no_longer_light
 
 
 async def get_sessions(request: Request) -> LiveSessions:  # async: no thread hop for a lookup
@@ -41,6 +41,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": Problem, "description": "no such session (or it expired)"},
     409: {"model": Problem, "description": "the line cannot run now; PyTorch's own message"},
     429: {"model": Problem, "description": f"{MAX_WAITING} requests already wait for this session"},
+    507: {"model": Problem, "description": "the database's disk is full: nothing was saved"},
 }
 HEAVY_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
@@ -77,11 +78,12 @@ def warming(pool: HeavyPool, copies: Copies, session_id: str) -> BackgroundTask:
     the heavy-work pool, behind the work queued by then, so that its student's first click
     finds it there. An overloaded pool leaves that to the first click. No pause for light work
     here: a warm-up is a millisecond or two, and one pausing in its slot would keep a class's
-    first clicks (heavy until their sessions are in memory) queued behind 300 sleeping ones."""
+    first clicks (heavy until their sessions are in memory) queued behind 300 sleeping ones.
+    Queued under the session's id: its student's first request builds it first (``take``)."""
 
     async def after() -> None:
-        with contextlib.suppress(PoolFull):
-            await pool.run(copies.warm, session_id)
+        with contextlib.suppress(PoolFull, Withdrawn):  # withdrawn: its request built it
+            await pool.run(copies.warm, session_id, key=session_id)
 
     return BackgroundTask(after)
 
@@ -111,8 +113,11 @@ class SessionTarget:
         (``run``), and a session that must be read back from the database, go through the
         heavy-work pool (``pool.py``): the event loop never waits on a lock or a replay, and a
         line never waits behind them.
+
+        A session whose build is queued after its answer (``warming``: a class that just
+        created or forked at once) is built first, not behind everyone's (``_built``).
         """
-        session = self.sessions.live(self.session_id)
+        session = self.sessions.live(self.session_id) or await self._built()
         if (
             session is not None
             and not heavy
@@ -141,6 +146,28 @@ class SessionTarget:
                 return await anyio.to_thread.run_sync(self._locked, session, read)
         finally:
             session.waiting -= 1
+
+    async def _built(self) -> LiveSession | None:
+        """A session not in memory, built now if its build waits in the pool's queue.
+
+        A started session (``Copies.start``: its log alone) on SQLite is built right here on
+        the event loop, as a creation is (a fraction of a millisecond; in a worker thread it
+        would fight the event loop's burst of creations for the interpreter), and its queued
+        build is withdrawn (``LiveSessions.quick_to_build`` says when). Any other (a fork: a
+        replay; any session on PostgreSQL) has its build moved to the front of the queue and
+        waits for it alone. None: not built here (no build queued, or another thread is
+        reading it back); the request then takes the usual way."""
+        sid = self.session_id
+        if self.sessions.quick_to_build(sid) and self.pool.withdraw(sid):
+            session = self.sessions.load_now(sid)
+            if session is not None:
+                return session
+        built = self.pool.hurry(sid)
+        if built is None:
+            return None
+        no_longer_light()  # it waits for heavy work: that work must not wait for it
+        await built.wait()
+        return self.sessions.live(sid)  # None: gone meanwhile, or its build failed
 
     def _locked(self, session: LiveSession | None, read: Callable[[Timeline], Any]) -> Any:
         while True:  # a session that left memory meanwhile is read back from the database

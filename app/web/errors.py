@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from app.db import DatabaseUnavailable
+from app.db import DatabaseUnavailable, StorageFull
 from app.engine import LineError
 from app.engine.tables import CsvError
 from app.engine.tensors import BadRange, UnknownTensor
@@ -25,6 +25,10 @@ from app.web.deps import JSONResponse
 from app.web.pool import PoolFull
 
 BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's 400 for an unparsable body
+STORAGE_FULL = (  # a 507: the page shows it as it is
+    "the server's disk is full, so this was not saved: your session is as it was before it. "
+    "Try again later (tell your instructor)"
+)
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ ERROR_ANSWERS: dict[type[Exception], ErrorAnswer] = {
     ServerFull: ErrorAnswer(503, lambda exc: f"{exc}; try again later"),
     PoolFull: ErrorAnswer(503, str, headers=lambda exc: {"Retry-After": str(exc.retry_after)}),
     DatabaseUnavailable: ErrorAnswer(503, lambda exc: f"{exc}; try again"),
+    StorageFull: ErrorAnswer(507, said(STORAGE_FULL)),
 }
 
 

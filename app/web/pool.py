@@ -12,6 +12,12 @@ thread pool, so a student's click never waits behind twenty students' runs of 10
 Heavy work also yields the interpreter to light work (app/web/priority.py): ``LightFirst`` counts
 every request as light until its answer starts, unless it takes a slot here first.
 
+A session's own build jumps the queue: a new session's Lab is built after its answer through
+this queue (``warming``), in arrival order, so right after a class creates at once the first
+click of a student would wait for everyone's build before its own. Work queued under a ``key``
+(the session's id) can be moved to the front (``hurry``), and a request on that session waits
+for that build alone (``SessionTarget.take``).
+
 Everything here runs on the event loop's thread (no lock needed); the work itself runs in a
 worker thread. The engine and the sessions know nothing of it.
 """
@@ -100,6 +106,21 @@ class LightFirst:
             FLIGHT.reset(token)
 
 
+class Withdrawn(Exception):
+    """Keyed work taken out of the queue before it ran (``HeavyPool.withdraw``)."""
+
+
+class Keyed:
+    """Work queued under a key: its turn in the queue while it waits, and its end."""
+
+    __slots__ = ("ended", "turn", "withdrawn")
+
+    def __init__(self) -> None:
+        self.turn: asyncio.Future[None] | None = None  # set while it waits in the queue
+        self.ended = asyncio.Event()  # set when it ran, failed or left the queue
+        self.withdrawn = False
+
+
 class HeavyPool:
     """``workers`` slots and a FIFO queue of at most ``queue`` waiting requests."""
 
@@ -111,21 +132,64 @@ class HeavyPool:
         self.running = 0  # slots taken
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._mean = 0.05  # seconds a slot is held, on average lately (for Retry-After)
+        self._keyed: dict[str, Keyed] = {}  # work queued or running under a key (see hurry)
 
     @property
     def waiting(self) -> int:
         return len(self._waiting)
 
-    async def run(self, work: Callable[[*Ts], T], *args: *Ts) -> T:
+    @property
+    def queued(self) -> list[str]:
+        """The keys of the keyed work waiting, in the order it will run."""
+        turns = {id(k.turn): key for key, k in self._keyed.items() if k.turn is not None}
+        return [turns[id(turn)] for turn in self._waiting if id(turn) in turns]
+
+    async def run(self, work: Callable[[*Ts], T], *args: *Ts, key: str | None = None) -> T:
         """``work(*args)`` in a worker thread, once a slot is free (``PoolFull`` if the queue
-        is full)."""
-        async with self.slot():
-            return await anyio.to_thread.run_sync(work, *args)
+        is full). ``key``: what ``hurry`` knows it by (one piece of work a key: a second one
+        under a key already queued or running is not keyed)."""
+        if key is None or key in self._keyed:
+            async with self.slot():
+                return await anyio.to_thread.run_sync(work, *args)
+        keyed = self._keyed[key] = Keyed()
+        try:
+            async with self.slot(keyed):
+                return await anyio.to_thread.run_sync(work, *args)
+        finally:
+            del self._keyed[key]
+            keyed.ended.set()
+
+    def hurry(self, key: str) -> asyncio.Event | None:
+        """Move the work queued under ``key`` to the front of the queue; the event its end
+        sets (also when it is running already), or None if no work is under that key."""
+        keyed = self._keyed.get(key)
+        if keyed is None:
+            return None
+        turn = keyed.turn
+        if turn is not None and not turn.done() and self._waiting[0] is not turn:
+            self._waiting.remove(turn)  # at most ``queue`` long: a few hundred, once a session
+            self._waiting.appendleft(turn)
+        return keyed.ended
+
+    def withdraw(self, key: str) -> bool:
+        """Take the work queued under ``key`` out of the queue: its ``run`` raises ``Withdrawn``
+        and the work never runs. False if that work is running already (it cannot be taken
+        back); True otherwise (withdrawn, or nothing was under that key)."""
+        keyed = self._keyed.get(key)
+        if keyed is None or keyed.withdrawn:
+            return True
+        turn = keyed.turn
+        if turn is None or turn.done():
+            return False  # running (or handed its slot just now)
+        self._waiting.remove(turn)
+        keyed.withdrawn = True
+        turn.set_exception(Withdrawn(key))
+        return True
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    async def slot(self, keyed: Keyed | None = None) -> AsyncIterator[None]:
         no_longer_light()  # waiting for heavy work, or doing it, is not light work
-        await self._acquire()
+        await self._acquire(keyed)
         started = time.monotonic()
         try:
             yield
@@ -138,7 +202,7 @@ class HeavyPool:
         seconds = (len(self._waiting) + 1) * self._mean / self.workers
         return max(1, min(MAX_RETRY_AFTER, math.ceil(seconds)))
 
-    async def _acquire(self) -> None:
+    async def _acquire(self, keyed: Keyed | None = None) -> None:
         if self.running < self.workers and not self._waiting:
             self.running += 1
             return
@@ -146,6 +210,8 @@ class HeavyPool:
             raise PoolFull(self.retry_after())
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting.append(turn)
+        if keyed is not None:
+            keyed.turn = turn
         try:
             await turn  # resolved by _release: the slot is handed over, `running` unchanged
         except asyncio.CancelledError:
@@ -154,6 +220,9 @@ class HeavyPool:
             elif turn in self._waiting:  # (a _release may have skipped it already)
                 self._waiting.remove(turn)
             raise
+        finally:
+            if keyed is not None:
+                keyed.turn = None
 
     def _release(self) -> None:
         while self._waiting:

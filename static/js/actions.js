@@ -56,7 +56,8 @@ export function createActions({ render, controls, announce }) {
   /**
    * After a refusal: show what the server holds now. Sessions outlive restarts and idle
    * timeouts (they are read back from the store), so a 404 replaces the session only when
-   * the session itself is gone; a server that does not answer (status 0) changes nothing.
+   * the session itself is gone; a server that does not answer (status 0) changes nothing;
+   * a full disk (507) saved nothing, and the session is shown as the server has it.
    */
   async function recover(error, refetch = false) {
     const session = current.session;
@@ -72,7 +73,8 @@ export function createActions({ render, controls, announce }) {
           error.message = "Your session had expired, so a new one was started.";
           error.line = null;
         }
-      } else if (refetch && error.status === 409) {
+      } else if ((refetch && error.status === 409) || error.status === 507) {
+        // 507, the server's disk full: show the session as the server still holds it
         render(await api.get(session.id));
       }
     } catch (again) {

@@ -6,6 +6,7 @@ wait first come first served in a queue of ``heavy_queue``, and past it get a 50
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import threading
 import time
@@ -18,9 +19,11 @@ from fastapi import FastAPI
 
 from app.log.timeline import Timeline
 from app.main import create_app
+from app.sessions.copies import Copies
+from app.sessions.live import LiveSession, LiveSessions
 from app.settings import Settings
 from app.web.pool import HeavyPool
-from support.serve import serve_app
+from support.serve import schema_url, serve_app
 
 
 class Gauge:
@@ -199,3 +202,188 @@ def test_light_work_is_counted_until_its_answer_starts(monkeypatch: pytest.Monke
     assert seen["next"][0] == 1  # the student's own line, on the event loop
     assert seen["run"] == [0]  # in the pool: not light
     assert counts == [0, 0]
+
+
+def test_keyed_work_is_hurried_to_the_front_and_its_end_awaited() -> None:
+    """``hurry`` moves the work queued under a key to the front of the queue (the rest keep
+    their order) and gives the event its end sets; running work's event too; no work under a
+    key, None; a key whose work left the queue (cancelled) is forgotten."""
+
+    async def scene() -> dict[str, Any]:
+        pool = HeavyPool(workers=1, queue=10)
+        order: list[str] = []
+        gate = asyncio.Event()
+
+        async def hog() -> None:
+            async with pool.slot():
+                order.append("hog")
+                await gate.wait()
+
+        first = asyncio.ensure_future(hog())
+        await until(lambda: pool.running == 1, "the hog")
+        jobs = {k: asyncio.ensure_future(pool.run(order.append, k, key=k)) for k in "abcde"}
+        await until(lambda: pool.waiting == 5, "five keyed jobs queued")
+        queued = pool.queued
+        ended = pool.hurry("d")
+        hurried = pool.queued
+        jobs["b"].cancel()
+        await asyncio.sleep(0)
+        unknown = (pool.hurry("b"), pool.hurry("nothing"))
+        gate.set()
+        assert ended is not None
+        await ended.wait()
+        after_d = list(order)
+        await asyncio.gather(first, *jobs.values(), return_exceptions=True)
+        return {"queued": queued, "hurried": hurried, "unknown": unknown, "after_d": after_d,
+                "order": order, "left": (pool.running, pool.waiting, pool.queued)}  # fmt: skip
+
+    seen = asyncio.run(scene())
+    assert seen["queued"] == list("abcde")
+    assert seen["hurried"] == list("dabce")
+    assert seen["unknown"] == (None, None)
+    assert seen["after_d"] == ["hog", "d"]  # its end was awaited: nothing else ran before it
+    assert seen["order"] == ["hog", "d", "a", "c", "e"]
+    assert seen["left"] == (0, 0, [])
+
+
+class Held:
+    """The sessions in the order they entered memory, the number built when each line ran, and
+    the first build held (in its worker, before it starts) until ``gate`` is set."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.gate = threading.Event()
+        self.holding = True  # False: no build is held
+        self.built: list[str] = []
+        self.by_line: list[int] = []
+        real_warm, real_add, real_next = Copies.warm, LiveSessions.add, Timeline.next
+
+        def warm(copies: Copies, session_id: str) -> None:
+            if self.holding and not self.gate.is_set():  # it holds the worker: the rest queue
+                assert self.gate.wait(30)
+            real_warm(copies, session_id)
+
+        def add(sessions: LiveSessions, session: LiveSession) -> None:
+            self.built.append(session.id)
+            real_add(sessions, session)
+
+        def next_line(timeline: Timeline) -> None:
+            self.by_line.append(len(self.built))
+            real_next(timeline)
+
+        monkeypatch.setattr(Copies, "warm", warm)
+        monkeypatch.setattr(LiveSessions, "add", add)
+        monkeypatch.setattr(Timeline, "next", next_line)
+
+
+def test_a_first_click_builds_its_session_not_the_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27 item 2, a class of 60: 60 sessions of one setup created at once are their logs
+    alone, their Labs built after their answers in the heavy-work pool, one at a time, in
+    arrival order (the first held here, holding the one worker). The last student's click
+    builds its own session on its own turn and withdraws its queued build: answered while the
+    worker is still held, its line run with 2 sessions built (the first creation and its own),
+    not 61; the others are built after, each once, in their order."""
+    app = server(workers=1, queue=100)
+    pool = app.state.pool
+    held = Held(monkeypatch)
+
+    async def scene(base: str) -> dict[str, Any]:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            ids = await sessions(client, 61)  # the first made whole, 60 started
+            await until(lambda: pool.waiting == 59, "59 builds queued behind the held one")
+            queued = pool.queued
+            answer = await client.post(f"/api/sessions/{ids[-1]}/next")
+            during = (pool.running, pool.queued, held.gate.is_set())
+            held.gate.set()
+            await until(lambda: pool.running == pool.waiting == 0, "every build")
+            return {"ids": ids, "queued": queued, "answer": answer, "during": during}
+
+    with serve_app(app) as base:
+        seen = asyncio.run(scene(base))
+    ids, answer = seen["ids"], seen["answer"]
+    assert seen["queued"] == ids[2:]  # ids[1]'s build holds the worker
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["id"], answer.json()["moment"]) == (ids[-1], 1)
+    assert seen["during"] == (1, ids[2:-1], False)  # its own build withdrawn, the rest waiting
+    assert held.by_line == [2]  # the line ran with two sessions built, its own second
+    assert held.built == [ids[0], ids[-1], ids[1], *ids[2:-1]]  # each once, the rest in order
+    assert len(app.state.sessions) == 61
+
+
+def test_on_postgres_a_first_click_moves_its_build_ahead(
+    monkeypatch: pytest.MonkeyPatch, postgres_url: str
+) -> None:
+    """The same class of 60 on PostgreSQL, where a read-back is several round trips and is
+    never done on the event loop: the last student's click moves its own build to the front of
+    the queue and waits for it alone: its line runs with 3 sessions built (the first creation,
+    the held build, its own), not 61."""
+    url = schema_url(postgres_url, f"first_click_{os.getpid()}")
+    data = tempfile.mkdtemp(prefix="loop-stepper-pool-")
+    app = create_app(Settings(data=data, database_url=url, heavy_workers=1, heavy_queue=100))
+    pool = app.state.pool
+    held = Held(monkeypatch)
+
+    async def scene(base: str) -> dict[str, Any]:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            ids = await sessions(client, 61)
+            await until(lambda: pool.waiting == 59, "59 builds queued behind the held one")
+            click = asyncio.ensure_future(client.post(f"/api/sessions/{ids[-1]}/next"))
+            await until(lambda: pool.queued[:1] == ids[-1:], "its build moved ahead")
+            hurried = pool.queued
+            held.gate.set()
+            answer = await click
+            await until(lambda: pool.running == pool.waiting == 0, "every build")
+            return {"ids": ids, "hurried": hurried, "answer": answer}
+
+    with serve_app(app) as base:
+        seen = asyncio.run(scene(base))
+    ids, answer = seen["ids"], seen["answer"]
+    assert seen["hurried"] == [ids[-1], *ids[2:-1]]
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["id"], answer.json()["moment"]) == (ids[-1], 1)
+    assert held.by_line == [3]
+    assert held.built == [ids[0], ids[1], ids[-1], *ids[2:-1]]
+
+
+def test_a_forks_first_click_moves_its_replay_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A class forking a lecture: each fork is replayed after its answer in the heavy-work
+    pool, in arrival order (held here behind a started session's build). The last student's
+    click moves its fork's replay to the front and waits for it alone: its line runs with its
+    own fork built before any other."""
+    app = server(workers=1, queue=100)
+    pool = app.state.pool
+    held = Held(monkeypatch)
+    held.holding = False
+
+    async def scene(base: str) -> dict[str, Any]:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            (teacher,) = await sessions(client, 1)
+            for _ in range(5):
+                await client.post(f"/api/sessions/{teacher}/next")
+            code = (await client.post(f"/api/sessions/{teacher}/lecture")).json()["code"]
+            fork = f"/api/lectures/{code}/fork"
+            first = (await client.post(fork)).json()["id"]  # the moment's base, replayed once
+            await until(lambda: pool.running == pool.waiting == 0, "the first fork's replay")
+            held.holding = True
+            (started,) = await sessions(client, 1)  # its build holds the one worker
+            forks = [(await client.post(fork)).json()["id"] for _ in range(20)]
+            await until(lambda: pool.queued == forks, "20 replays queued behind the held one")
+            click = asyncio.ensure_future(client.post(f"/api/sessions/{forks[-1]}/next"))
+            await until(lambda: pool.queued[:1] == forks[-1:], "its replay moved ahead")
+            hurried = pool.queued
+            held.gate.set()
+            answer = await click
+            await until(lambda: pool.running == pool.waiting == 0, "every replay")
+            return {"teacher": teacher, "first": first, "started": started, "forks": forks,
+                    "hurried": hurried, "answer": answer}  # fmt: skip
+
+    with serve_app(app) as base:
+        seen = asyncio.run(scene(base))
+    forks, answer = seen["forks"], seen["answer"]
+    assert seen["hurried"] == [forks[-1], *forks[:-1]]
+    assert answer.status_code == 200, answer.text
+    assert (answer.json()["id"], answer.json()["moment"]) == (forks[-1], 6)
+    # the teacher's five lines, then the fork's: with its own replay built right after the
+    # held build, before the 19 forks queued ahead of it
+    assert held.by_line == [1] * 5 + [4]
+    built = [seen["teacher"], seen["first"], seen["started"], forks[-1], *forks[:-1]]
+    assert held.built == built
