@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from bench.classroom import Client, Follower, close, crowd, every_second, health, line  # noqa: E402
 from bench.server import pct, server  # noqa: E402
 from support.process import cpu_seconds  # noqa: E402
+from support.table import markdown  # noqa: E402
 
 LECTURE_ITERATIONS = 150  # x 5 lines: a 750-line lecture
 NO_HISTORY = 2**53  # ?since past every loss point: the answer carries no history
@@ -364,10 +365,7 @@ def main() -> None:
         rows = asyncio.run(bench(url, pid, n, seconds, hog_count, parts))
     load_after = os.getloadavg()
     head = ("moment", "measured", "target", "met")
-    print(f"\n| {' | '.join(head)} |")
-    print(f"|{'|'.join('---' for _ in head)}|")
-    for row in rows:
-        print(f"| {' | '.join(row)} |")
+    print("\n" + markdown(head, rows))
     print(
         f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}; server: python -m app.cli "
         f"(1 process){''.join(f', {k}={v}' for k, v in extra.items())}; clients: aiohttp in "

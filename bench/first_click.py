@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.classroom import Client, close, crowd, line  # noqa: E402
 from bench.server import pct, server  # noqa: E402
+from support.table import markdown  # noqa: E402
 
 Row = tuple[str, str, str, str]
 
@@ -172,10 +173,7 @@ def main() -> None:
         rows = asyncio.run(bench(url, n, seconds, rounds))
     load_after = os.getloadavg()
     head = ("moment", "measured", "target", "met")
-    print(f"\n| {' | '.join(head)} |")
-    print(f"|{'|'.join('---' for _ in head)}|")
-    for row in rows:
-        print(f"| {' | '.join(row)} |")
+    print("\n" + markdown(head, rows))
     print(
         f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}; server: python -m app.cli "
         f"(1 process); clients: aiohttp in this process, loopback. Load average before "

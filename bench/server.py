@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.plain import plain_loop  # noqa: E402
 from support.process import cpu_seconds, rss_kib, server_process  # noqa: E402
+from support.table import markdown  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -359,10 +360,7 @@ def main() -> None:
                 p99 < 100 and room["errors"] == 0,
             )
     head = ("measure", "measured", "ratio", "target", "met")
-    print(f"\n| {' | '.join(head)} |")
-    print(f"|{'|'.join('---' for _ in head)}|")
-    for row in rows:
-        print(f"| {' | '.join(row)} |")
+    print("\n" + markdown(head, rows))
     print(
         f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}; server: python -m app.cli "
         "(uvicorn, 1 process); clients in this process, loopback. Memory and classroom ratios are "

@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.server import Connection, pct  # noqa: E402
 from support.process import server_process  # noqa: E402
+from support.table import markdown  # noqa: E402
 
 NO_HISTORY = 2**53  # ?since past every point: both sides answer without the loss history
 
@@ -176,10 +177,7 @@ def main() -> None:
                 True,
             )
     head = ("measure", "measured", "ratio", "target", "met")
-    print(f"\n| {' | '.join(head)} |")
-    print(f"|{'|'.join('---' for _ in head)}|")
-    for row in rows:
-        print(f"| {' | '.join(row)} |")
+    print("\n" + markdown(head, rows))
     print(f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}; loopback, one run.")
 
 
