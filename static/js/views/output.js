@@ -66,7 +66,11 @@ function moons(out, svg, caption) {
 }
 
 export function createOutput(root) {
-  const svg = el("svg", { viewBox: `0 0 ${W} ${H}`, class: "output-chart", role: "img" });
+  // labelled from the start: the output arrives after the page, and an unlabelled role="img"
+  // in between is what a screen reader (and axe) would meet
+  const svg = el("svg", {
+    viewBox: `0 0 ${W} ${H}`, class: "output-chart", role: "img", "aria-label": "the model's output: loading",
+  });
   const caption = document.createElement("p");
   caption.className = "caption";
   root.replaceChildren(svg, caption);
