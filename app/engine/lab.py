@@ -373,7 +373,7 @@ class Lab:
 
     def output(self, size: int = 30) -> OutputView:
         """What the model computes now, for the output view; touches no store (eval mode)."""
-        return output.view(self.model, self.points, self.targets, size)
+        return output.view(self.model, self.points, self.targets, size, self.built, self.loss_fn)
 
     def view(self, since: int = 0) -> SessionView:
         """The stores and the loop's position as plain values (see ``answer.snapshot``)."""

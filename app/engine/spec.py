@@ -394,8 +394,10 @@ def _shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _make(i: int, layer: dict[str, Any], shape: tuple[int, ...]) -> nn.Module:
-    """Layer ``i`` for an input of per-row ``shape``: its input size inferred or checked."""
+def _make(i: int, layer: dict[str, Any], shape: tuple[int, ...], meta: bool = False) -> nn.Module:
+    """Layer ``i`` for an input of per-row ``shape``: its input size inferred or checked.
+    ``meta``: on PyTorch's meta device (shapes, no memory: a check never allocates a model
+    past the bounds)."""
     kind = LAYERS[layer["type"]]
     kwargs = {**kind.defaults, **{k: v for k, v in layer.items() if k not in ("type", "init")}}
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}
@@ -428,39 +430,58 @@ def _make(i: int, layer: dict[str, Any], shape: tuple[int, ...]) -> nn.Module:
             if given is not None and given != have:
                 raise SpecError(f"{name}: expects {given} {what}, gets {have}", loc)
             kwargs[kind.inferred] = have
+    if meta and kind.inferred is not None:  # the layers with parameters
+        kwargs["device"] = "meta"
     try:
         return kind.make(**kwargs)
     except (ValueError, TypeError, RuntimeError) as e:
         raise SpecError(f"{name}: {e}", loc) from e
 
 
-def _layers(model: list[dict[str, Any]], features: int) -> tuple[list[nn.Module], list[LayerOut]]:
-    """The layers made in order, each run dry (a zero batch of 2, eval mode) to find what
-    flows out of it."""
+MAX_VALUES = 2**20  # values per row flowing out of a layer (a check's bound on activations)
+
+
+def _shapes(
+    model: list[dict[str, Any]], features: int, limits: Limits
+) -> tuple[list[LayerOut], list[tuple[int, ...]]]:
+    """Each layer made on the meta device in order and a batch of 2 run through it (eval
+    mode): what flows out of it and its parameters, without memory; refused past the
+    parameters' bound as soon as it is passed. Also each layer's input shape."""
     shape: tuple[int, ...] = (features,)
-    made: list[nn.Module] = []
     shown: list[LayerOut] = []
+    inputs: list[tuple[int, ...]] = []
+    total = 0
     for i, layer in enumerate(model):
-        module = _make(i, layer, shape)
-        module.eval()
+        module = _make(i, layer, shape, meta=True).eval()
+        total += sum(p.numel() for p in module.parameters())
+        if total > limits.params:
+            raise SpecError(
+                f"the model has {total} parameters by layer {i}: at most {limits.params}",
+                ("model",),
+            )
         try:
             with torch.no_grad():
-                out = module(torch.zeros((2, *shape)))
-        except (RuntimeError, ValueError, IndexError) as e:
+                out = module(torch.zeros((2, *shape), device="meta"))
+        except (RuntimeError, ValueError, IndexError, NotImplementedError) as e:
             raise SpecError(f"{_name(i, layer)}: gets {_shape(shape)}: {e}", ("model", i)) from e
         if out.dim() < 2 or out.shape[0] != 2 or 0 in out.shape:
             raise SpecError(
-                f"{_name(i, layer)}: makes {tuple(out.shape)} of a batch of 2 (the batch must stay)",
+                f"{_name(i, layer)}: makes {tuple(out.shape)} of a batch of 2 "
+                "(the batch must stay)",
                 ("model", i),
             )
-        module.train()
+        inputs.append(shape)
         shape = tuple(out.shape[1:])
-        made.append(module)
+        if math.prod(shape) > MAX_VALUES:
+            raise SpecError(
+                f"{_name(i, layer)}: makes {math.prod(shape)} values a row: at most {MAX_VALUES}",
+                ("model", i),
+            )
         count = sum(p.numel() for p in module.parameters())
         shown.append(
             {"index": i, "type": layer["type"], "output_shape": [None, *shape], "params": count}
         )
-    return made, shown
+    return shown, inputs
 
 
 def _fits_task(spec: SpecJson, out: tuple[int, ...], data: Data) -> None:
@@ -490,16 +511,12 @@ def check(spec: SpecJson, seed: int, limits: Limits) -> CheckOut:
     or where the output does not fit the loss."""
     data = data_of(spec, seed)
     features = data.x_train.shape[1]
-    with TORCH_LOCK, torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        made, shown = _layers(spec["model"], features)
+    shown, _ = _shapes(spec["model"], features, limits)
     total = sum(layer["params"] for layer in shown)
-    if total > limits.params:
-        raise SpecError(f"the model has {total} parameters: at most {limits.params}", ("model",))
     out = tuple(x for x in shown[-1]["output_shape"] if x is not None)
     _fits_task(spec, out, data)
-    for i, (layer, module) in enumerate(zip(spec["model"], made, strict=True)):
-        _init(i, layer, module, dry=True)
+    for i, layer in enumerate(spec["model"]):
+        _init(i, layer, _make(i, layer, _input_shape(shown, i, features), meta=True), dry=True)
     return {
         "layers": shown,
         "params": total,
@@ -513,6 +530,12 @@ def check(spec: SpecJson, seed: int, limits: Limits) -> CheckOut:
     }
 
 
+def _input_shape(shown: list[LayerOut], i: int, features: int) -> tuple[int, ...]:
+    if i == 0:
+        return (features,)
+    return tuple(x for x in shown[i - 1]["output_shape"] if x is not None)
+
+
 def _init(i: int, layer: dict[str, Any], module: nn.Module, dry: bool = False) -> None:
     init = layer.get("init", "default")
     if init == "default":
@@ -523,8 +546,8 @@ def _init(i: int, layer: dict[str, Any], module: nn.Module, dry: bool = False) -
             raise SpecError(f"{_name(i, layer)}: has no parameters to set", ("model", i))
         if not dry:
             with torch.no_grad():
-                for p in params.values():
-                    p.zero_()
+                for param in params.values():
+                    param.zero_()
         return
     for key, values in init.items():
         p = params.get(key)
@@ -572,9 +595,10 @@ def _template(spec_json: str, seed: int, dtype: str) -> Template:
     spec: SpecJson = json.loads(spec_json)
     data = data_of(spec, seed)
     kind = DTYPES[dtype]
+    _, inputs = _shapes(spec["model"], data.x_train.shape[1], Limits(params=2**62))
     with TORCH_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)  # right before the model is built, as step 4 says
-        layers, _ = _layers(spec["model"], data.x_train.shape[1])
+        layers = [_make(i, layer, inputs[i]) for i, layer in enumerate(spec["model"])]
         model = nn.Sequential(*layers).to(kind)
         rng = torch.get_rng_state()
     for i, (layer, module) in enumerate(zip(spec["model"], layers, strict=True)):
@@ -666,3 +690,45 @@ def built(spec: SpecJson, seed: int, dtype: str) -> Built:
         spec["task"],
         t.data.classes,
     )
+
+
+# -- the scenarios as specs -------------------------------------------------------
+
+SPEC_LR = 0.1  # a spec's lr when none is sent
+
+# the POST /api/sessions bodies that make neuron and moons as models of one's own, bit for bit
+# (tests/engine/test_spec.py holds them to the scenarios); the parabola stays its own kind
+SCENARIO_SPECS: dict[str, dict[str, Any]] = {
+    "neuron": {
+        "model": [{"type": "Linear", "out_features": 1, "init": "zeros"}],
+        "data": {"kind": "points", "X": [[1], [2], [3], [4]], "y": [2, 3, 5, 6]},
+        "task": "regression",
+        "loss": {"type": "MSELoss"},
+        "validation": 0,
+        "shuffle": False,
+        "dtype": "float32",
+        "lr": 0.05,
+        "seed": 0,
+    },
+    "moons": {
+        "model": [
+            {"type": "Linear", "out_features": 16},
+            {"type": "ReLU"},
+            {"type": "Linear", "out_features": 16},
+            {"type": "ReLU"},
+            {"type": "Linear", "out_features": 2},
+        ],
+        "data": {
+            "kind": "sklearn",
+            "name": "make_moons",
+            "args": {"n_samples": 200, "noise": 0.2, "random_state": 0},
+        },
+        "task": "classification",
+        "loss": {"type": "CrossEntropyLoss"},
+        "validation": 0.25,
+        "batch_size": 32,
+        "dtype": "float64",
+        "lr": 0.3,
+        "seed": 0,
+    },
+}
