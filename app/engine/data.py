@@ -246,6 +246,7 @@ class Tables:
     def __init__(self, size: int = 16) -> None:
         self.size = size
         self._tables: OrderedDict[str, Table] = OrderedDict()
+        self._texts: dict[str, str] = {}  # the files as text, for the export
         self._lock = threading.Lock()
 
     def remember(self, dataset_id: str, body: bytes) -> None:
@@ -259,12 +260,18 @@ class Tables:
         table = parse_csv(body, max_rows=sys.maxsize, max_columns=sys.maxsize)
         with self._lock:
             self._tables[dataset_id] = table
+            self._texts[dataset_id] = body.decode("utf-8-sig")  # parse_csv took it as UTF-8
             while len(self._tables) > self.size:
-                self._tables.popitem(last=False)
+                gone, _ = self._tables.popitem(last=False)
+                del self._texts[gone]
 
     def knows(self, dataset_id: str) -> bool:
         with self._lock:
             return dataset_id in self._tables
+
+    def text(self, dataset_id: str) -> str | None:
+        with self._lock:
+            return self._texts.get(dataset_id)
 
     def get(self, dataset_id: str) -> Table:
         with self._lock:

@@ -530,6 +530,11 @@ def check(spec: SpecJson, seed: int, limits: Limits) -> CheckOut:
     }
 
 
+def input_shapes(model: list[dict[str, Any]], features: int) -> list[tuple[int, ...]]:
+    """Each layer's input shape (a row's), for a model checked before."""
+    return _shapes(model, features, Limits(params=2**62))[1]
+
+
 def _input_shape(shown: list[LayerOut], i: int, features: int) -> tuple[int, ...]:
     if i == 0:
         return (features,)
@@ -595,7 +600,7 @@ def _template(spec_json: str, seed: int, dtype: str) -> Template:
     spec: SpecJson = json.loads(spec_json)
     data = data_of(spec, seed)
     kind = DTYPES[dtype]
-    _, inputs = _shapes(spec["model"], data.x_train.shape[1], Limits(params=2**62))
+    inputs = input_shapes(spec["model"], data.x_train.shape[1])
     with TORCH_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)  # right before the model is built, as step 4 says
         layers = [_make(i, layer, inputs[i]) for i, layer in enumerate(spec["model"])]
