@@ -54,8 +54,10 @@ class Settings(BaseSettings):
     spec_max_rows: int = Field(default=10_000, ge=1)
     spec_max_features: int = Field(default=1_024, ge=1)
     spec_max_batch: int = Field(default=1_024, ge=1)
-    # the body of a create or a check that carries a spec (inline points: up to 1,000 rows)
-    spec_max_body: int = Field(default=1024**2, ge=1024)
+    # the body of a create or a check (POST /api/sessions, /api/models/check), which may carry
+    # a spec with inline points (up to 1,000 rows; more is a CSV's job); every other body is
+    # held to max_body
+    spec_max_body: int = Field(default=256 * 1024, ge=1024)
     threadpool: int = 40  # threads that run the (synchronous) line requests at once
     # heavy work (runs, forks, sessions read back from the database) running at once: one a core
     heavy_workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)

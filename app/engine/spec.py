@@ -47,7 +47,7 @@ class SpecJson(TypedDict):
 
 
 @dataclass(frozen=True)
-class Limits:
+class SpecLimits:
     """The bounds of a spec: settings of the server (``LOOP_STEPPER_SPEC_MAX_*``)."""
 
     params: int = 100_000
@@ -295,7 +295,7 @@ def normalize_loss(loss: Any, task: str) -> dict[str, Any]:
     return out
 
 
-def normalize(body: dict[str, Any], seed: int, limits: Limits) -> SpecJson:
+def normalize(body: dict[str, Any], seed: int, limits: SpecLimits) -> SpecJson:
     """The spec of a request body, checked and filled in; also builds its data once (cached),
     since the task, the default batch and the split's rows depend on it."""
     layers = body.get("model")
@@ -352,7 +352,7 @@ def _cached_data(
 
 
 def _data(
-    data_json: str, task: str, validation: float, seed: int, scale: bool, limits: Limits
+    data_json: str, task: str, validation: float, seed: int, scale: bool, limits: SpecLimits
 ) -> Data:
     return _cached_data(data_json, task, validation, seed, scale, limits.rows, limits.features)
 
@@ -373,16 +373,27 @@ def data_of(spec: SpecJson, seed: int) -> Data:
 # -- building: step 4 -------------------------------------------------------------
 
 
-class LayerOut(TypedDict):
+class LayerJson(TypedDict):
     index: int
     type: str
     output_shape: list[int | None]
     params: int
 
 
-class CheckOut(TypedDict):
-    layers: list[LayerOut]
+class PreviewJson(TypedDict):
+    """A look at the training rows for the page: a scatter of the first 300 (2 features),
+    8 x 8 images of the first 16 (64 features: digits), else the first 5 rows."""
+
+    kind: str  # "scatter" | "images" | "rows"
+    features: list[str]
+    rows: list[list[float]]
+    targets: list[float | str]
+
+
+class CheckJson(TypedDict):
+    layers: list[LayerJson]
     params: int
+    preview: PreviewJson
     input_shape: list[int | None]
     task: str
     classes: int | None
@@ -442,13 +453,13 @@ MAX_VALUES = 2**20  # values per row flowing out of a layer (a check's bound on 
 
 
 def _shapes(
-    model: list[dict[str, Any]], features: int, limits: Limits
-) -> tuple[list[LayerOut], list[tuple[int, ...]]]:
+    model: list[dict[str, Any]], features: int, limits: SpecLimits
+) -> tuple[list[LayerJson], list[tuple[int, ...]]]:
     """Each layer made on the meta device in order and a batch of 2 run through it (eval
     mode): what flows out of it and its parameters, without memory; refused past the
     parameters' bound as soon as it is passed. Also each layer's input shape."""
     shape: tuple[int, ...] = (features,)
-    shown: list[LayerOut] = []
+    shown: list[LayerJson] = []
     inputs: list[tuple[int, ...]] = []
     total = 0
     for i, layer in enumerate(model):
@@ -506,7 +517,7 @@ def _fits_task(spec: SpecJson, out: tuple[int, ...], data: Data) -> None:
         )
 
 
-def check(spec: SpecJson, seed: int, limits: Limits) -> CheckOut:
+def check(spec: SpecJson, seed: int, limits: SpecLimits) -> CheckJson:
     """The spec built dry: each layer's output shape and parameters; refused past the bounds
     or where the output does not fit the loss."""
     data = data_of(spec, seed)
@@ -520,6 +531,7 @@ def check(spec: SpecJson, seed: int, limits: Limits) -> CheckOut:
     return {
         "layers": shown,
         "params": total,
+        "preview": preview(data),
         "input_shape": [None, features],
         "task": spec["task"],
         "classes": None if data.classes is None else len(data.classes),
@@ -532,10 +544,21 @@ def check(spec: SpecJson, seed: int, limits: Limits) -> CheckOut:
 
 def input_shapes(model: list[dict[str, Any]], features: int) -> list[tuple[int, ...]]:
     """Each layer's input shape (a row's), for a model checked before."""
-    return _shapes(model, features, Limits(params=2**62))[1]
+    return _shapes(model, features, SpecLimits(params=2**62))[1]
 
 
-def _input_shape(shown: list[LayerOut], i: int, features: int) -> tuple[int, ...]:
+def preview(data: Data) -> PreviewJson:
+    x, y = data.x_train, data.y_train
+    f = x.shape[1]
+    kind, n = ("scatter", 300) if f == 2 else ("images", 16) if f == 64 else ("rows", 5)
+    names = data.classes
+    targets: list[float | str] = (
+        [names[int(i)] for i in y[:n]] if names is not None else y[:n].flatten().tolist()
+    )
+    return {"kind": kind, "features": data.features, "rows": x[:n].tolist(), "targets": targets}
+
+
+def _input_shape(shown: list[LayerJson], i: int, features: int) -> tuple[int, ...]:
     if i == 0:
         return (features,)
     return tuple(x for x in shown[i - 1]["output_shape"] if x is not None)

@@ -12,7 +12,7 @@ from typing import Any, Protocol, cast
 
 from app.engine.data import TABLES, SpecError
 from app.engine.setup import Setup
-from app.engine.spec import CheckOut, Limits, SpecJson, check, normalize
+from app.engine.spec import CheckJson, SpecJson, SpecLimits, check, normalize
 
 
 class DatasetSource(Protocol):
@@ -43,8 +43,8 @@ def tables_for(db: DatasetSource, setup: Setup) -> None:
 
 
 def prepare(
-    db: DatasetSource, body: dict[str, Any], seed: int, limits: Limits
-) -> tuple[SpecJson, CheckOut]:
+    db: DatasetSource, body: dict[str, Any], seed: int, limits: SpecLimits
+) -> tuple[SpecJson, CheckJson]:
     """A request's spec checked whole and built dry: its normalized form (what the log keeps)
     and the check's answer. ``SpecError`` names what is wrong."""
     load_table(db, body.get("data"))

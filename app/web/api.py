@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Annotated, Any, Literal
 
@@ -16,7 +15,7 @@ from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import program_for
 from app.engine.setup import SetupJson
-from app.engine.spec import SCENARIO_SPECS, SPEC_LR
+from app.engine.spec import SPEC_LR
 from app.engine.tensors import PAGE_LIMIT
 from app.lectures.quizzes import self_study_preset
 from app.log.records import EventJson, Setup
@@ -26,7 +25,7 @@ from app.sessions.copies import Copies
 from app.sessions.specs import DatasetSource
 from app.settings import Settings
 from app.web.answers import Output, Problem, SessionOut, TensorPage
-from app.web.catalogue import presets_out
+from app.web.catalogue import presets_out, scenarios_out
 from app.web.compression import SharedAnswers
 from app.web.deps import (
     ERRORS,
@@ -60,10 +59,7 @@ NEW_ANSWERS = SharedAnswers(32)  # a new session's answer by setup (see create_s
 @router.get("/scenarios", response_model=list[ScenarioOut])
 def list_scenarios() -> list[Any]:
     """The scenarios, each with the spec that makes it as a model of your own."""
-    return [
-        {**dataclasses.asdict(info), "spec": SCENARIO_SPECS.get(name)}
-        for name, (info, _) in scenarios.SCENARIOS.items()
-    ]
+    return scenarios_out()
 
 
 @router.get("/presets", response_model=list[PresetOut])

@@ -16,7 +16,7 @@ from fastapi import Depends, Query, Request, Response
 from starlette.background import BackgroundTask
 
 from app.db import NotOwner
-from app.engine.spec import Limits
+from app.engine.spec import SpecLimits
 from app.engine.views import SessionView
 from app.lectures.hub import LectureHub
 from app.lectures.lecture import Lecture
@@ -247,9 +247,9 @@ def lecture_of(hub: LectureHub, session_id: str) -> Lecture:
     return lecture
 
 
-def spec_limits(settings: Settings) -> Limits:
+def spec_limits(settings: Settings) -> SpecLimits:
     """A spec's bounds, from the settings (``LOOP_STEPPER_SPEC_MAX_*``)."""
-    return Limits(
+    return SpecLimits(
         settings.spec_max_params,
         settings.spec_max_layers,
         settings.spec_max_rows,

@@ -29,9 +29,17 @@ class LayerOut(BaseModel):
     params: int
 
 
+class PreviewOut(BaseModel):
+    kind: str = Field(description="scatter (2 features), images (64: 8 x 8), else rows")
+    features: list[str]
+    rows: list[list[float]] = Field(description="the first training rows (as scaled)")
+    targets: list[float | str] = Field(description="their targets (class names)")
+
+
 class CheckOut(BaseModel):
     layers: list[LayerOut]
     params: int = Field(description="the model's parameters, in all")
+    preview: PreviewOut
     input_shape: list[int | None]
     task: str
     classes: int | None = Field(description="a classification's number of classes")

@@ -13,7 +13,7 @@ import pytest
 from app import export
 from app.engine.data import TABLES
 from app.engine.program import NO_BUGS, program_for
-from app.engine.spec import Limits, normalize
+from app.engine.spec import SpecLimits, normalize
 from tests.export.test_export import Recorder, check_all
 
 pytestmark = pytest.mark.usefixtures("server_threads")  # the Labs compute as the server does
@@ -21,9 +21,16 @@ pytestmark = pytest.mark.usefixtures("server_threads")  # the Labs compute as th
 CSV = "size, colour ,price\n1.5,red,3\n2,blue,4.25\n3.5,red,7\n4,blue,8.5\n5,red,10\n6,blue,12.5\n"
 
 
-def custom(body: dict[str, Any], *, seed: int = 0, lr: float = 0.1, accumulate: int = 1,
-           dtype: str = "float32", optimizer: dict[str, Any] | None = None) -> Recorder:  # fmt: skip
-    spec = normalize(body, seed, Limits())
+def custom(
+    body: dict[str, Any],
+    *,
+    seed: int = 0,
+    lr: float = 0.1,
+    accumulate: int = 1,
+    dtype: str = "float32",
+    optimizer: dict[str, Any] | None = None,
+) -> Recorder:
+    spec = normalize(body, seed, SpecLimits())
     setup = {
         "scenario": "custom",
         "lr": lr,
@@ -78,7 +85,7 @@ def test_specs_export_to_the_labs_numbers(tmp_path: Path) -> None:
                 {"type": "Linear", "out_features": 4},
                 {"type": "Tanh"},
                 {"type": "Linear", "out_features": 1},
-            ],  # fmt: skip
+            ],
             "data": {
                 "kind": "csv",
                 "dataset": hashlib.sha256(body).hexdigest(),

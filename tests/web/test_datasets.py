@@ -158,9 +158,9 @@ def test_the_upload_has_its_own_body_limit(server: Server) -> None:
     assert (r.status_code, r.json()) == (413, {"detail": words})
     assert server.db.dataset(dataset_id(over)) is None
     # every other body keeps its 16 KB: the exception is this one path
-    big_json = b'{"scenario": "neuron", "x": "' + b"y" * 20_000 + b'"}'
+    big_json = b'{"iterations": 1, "x": "' + b"y" * 20_000 + b'"}'
     r = server.http.post(
-        "/api/sessions", content=big_json, headers={"content-type": "application/json"}
+        "/api/sessions/none/run", content=big_json, headers={"content-type": "application/json"}
     )
     assert r.status_code == 413 and "request body too large" in r.json()["detail"]
 
