@@ -254,3 +254,44 @@ def test_digits_models_are_plain_pytorchs_numbers(
     assert out["kind"] == "confusion" and out["split"] == "validation"
     assert sum(map(sum, out["matrix"])) == 450 and len(out["classes"]) == 10
     assert 0 <= out["accuracy"] <= 1 and out["loss"] > 0
+
+
+CSV = b"size,colour,price\n1.5,red,3\n2,blue,4.25\n3.5,red,7\n4,blue,8.5\n5,red,10\n6,blue,12\n"
+
+
+def test_a_csv_spec_names_its_columns_and_its_file_comes_back(client: httpx.Client) -> None:
+    up = client.post("/api/datasets", content=CSV, headers={"Content-Type": "text/csv"})
+    assert up.status_code == 201, up.text
+    dataset = up.json()["id"]
+    assert client.get(f"/api/datasets/{dataset}/file").content == CSV
+    model = [{"type": "Linear", "out_features": 2}]
+    data = {"kind": "csv", "dataset": dataset, "target": "colour"}
+    r = client.post("/api/models/check", json={"model": model, "data": data, "validation": 0})
+    assert r.status_code == 200, r.text
+    checked = r.json()
+    assert checked["task"] == "classification" and checked["classes"] == 2
+    assert checked["input_shape"] == [None, 2]  # size and price: the numeric columns
+    assert checked["preview"] == {
+        "kind": "scatter",
+        "features": ["size", "price"],
+        "rows": [[1.5, 3.0], [2.0, 4.25], [3.5, 7.0], [4.0, 8.5], [5.0, 10.0], [6.0, 12.0]],
+        "targets": ["red", "blue", "red", "blue", "red", "blue"],
+    }
+    text = {**data, "target": "price", "features": ["colour"]}
+    loc, msg = refused(client.post("/api/models/check", json={"model": model, "data": text}))
+    assert loc == ["body", "data", "features", 0] and "'colour' is not numeric" in msg
+    missing = {**data, "target": "weight"}
+    loc, msg = refused(client.post("/api/models/check", json={"model": model, "data": missing}))
+    assert loc == ["body", "data", "target"] and "one of the columns (size, colour, price)" in msg
+    unknown = {**data, "dataset": "0" * 64}
+    loc, msg = refused(client.post("/api/sessions", json={"model": model, "data": unknown}))
+    assert loc == ["body", "data", "dataset"] and "upload it first" in msg
+    # a regression on price, standardized: a session runs its lines on it
+    reg = {"kind": "csv", "dataset": dataset, "target": "price", "features": ["size"]}
+    body = {"model": [{"type": "Linear", "out_features": 1}], "data": reg, "validation": 0}
+    created = client.post("/api/sessions", json={**body, "standardize": True})
+    assert created.status_code == 201, created.text
+    session = lines(client, created.json()["id"], LOOP)
+    assert session["spec"]["task"] == "regression" and session["loss"] > 0
+    out = client.get(f"/api/sessions/{created.json()['id']}/output").json()
+    assert out["kind"] == "line" and len(out["line"]["x"]) == 50
