@@ -22,7 +22,7 @@ export function createLayers(list, tables, onChange) {
   let shown = []; // the check's rows, by index
   let error = null; // {index, msg}
 
-  function argument(i, name, kind, value) {
+  function argument(i, name, kind, value, inferred) {
     const id = `b-l${i}-${name}`;
     const label = el("label", { for: id }, name);
     let input;
@@ -32,7 +32,10 @@ export function createLayers(list, tables, onChange) {
       input.append(el("option", { value: "" }, "default"), ...choices.map((c) => el("option", { value: c }, c)));
       input.value = value ?? "";
     } else {
-      input = el("input", { id, type: "text", size: kind.kind === "size" ? 6 : 5, inputmode: "decimal", placeholder: "default" });
+      input = el("input", {
+        id, type: "text", size: kind.kind === "size" ? 6 : 5, inputmode: "decimal",
+        placeholder: inferred ? "inferred" : "default",
+      });
       input.value = value ?? "";
     }
     input.dataset.arg = name;
@@ -51,8 +54,8 @@ export function createLayers(list, tables, onChange) {
     const title = el("strong", { id: `b-l${i}-title` }, layer.type);
     li.append(title);
     for (const [name, kind] of Object.entries(table.args)) {
-      if (name === table.inferred && !(name in layer.args)) continue; // inferred from the input
-      li.append(" ", argument(i, name, kind, layer.args[name]));
+      // the input's size is inferred from what flows in: left empty, it says so
+      li.append(" ", argument(i, name, kind, layer.args[name], name === table.inferred));
     }
     const out = shown[i];
     const info = el("span", { class: "shape", id: `b-l${i}-shape` },
