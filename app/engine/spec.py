@@ -307,6 +307,7 @@ def normalize(body: dict[str, Any], seed: int, limits: SpecLimits) -> SpecJson:
     raw_data = body.get("data")
     if raw_data is None:
         raise SpecError("data: required with a model", ("data",))
+    raw_data = _seeded(raw_data, seed)
     raw = data_.raw_rows(raw_data, limits.rows, limits.features)
     task = body.get("task")
     if task is None:
@@ -341,6 +342,19 @@ def normalize(body: dict[str, Any], seed: int, limits: SpecLimits) -> SpecJson:
         "standardize": standardize,
         "shuffle": shuffle,
     }
+
+
+def _seeded(data: Any, seed: int) -> Any:
+    """A scikit-learn generator called without ``random_state`` draws other rows on every
+    call: the session's seed is its ``random_state`` then, kept in the spec, so the session
+    (and its replay, and its export) always has the same rows."""
+    if not isinstance(data, dict) or data.get("kind") != "sklearn":
+        return data
+    name, args = data.get("name"), data.get("args", {})
+    takes = isinstance(name, str) and "random_state" in data_.SKLEARN.get(name, {})
+    if takes and isinstance(args, dict) and "random_state" not in args:
+        return {**data, "args": {**args, "random_state": seed}}
+    return data
 
 
 @lru_cache(maxsize=32)
