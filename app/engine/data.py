@@ -265,6 +265,12 @@ class Tables:
                 gone, _ = self._tables.popitem(last=False)
                 del self._texts[gone]
 
+    def clear(self) -> None:
+        """Forget every file (each is read from the db again when next needed)."""
+        with self._lock:
+            self._tables.clear()
+            self._texts.clear()
+
     def knows(self, dataset_id: str) -> bool:
         with self._lock:
             return dataset_id in self._tables

@@ -295,3 +295,19 @@ def test_a_csv_spec_names_its_columns_and_its_file_comes_back(client: httpx.Clie
     assert session["spec"]["task"] == "regression" and session["loss"] > 0
     out = client.get(f"/api/sessions/{created.json()['id']}/output").json()
     assert out["kind"] == "line" and len(out["line"]["x"]) == 50
+
+
+def test_predict_first_and_explain_work_on_a_spec(client: httpx.Client) -> None:
+    body = {"model": MLP, "data": DIGITS, "standardize": True, "batch_size": 8, "accumulate": 2}
+    sid = client.post("/api/sessions", json=body).json()["id"]
+    session = lines(client, sid, ["next"] * 6)  # zero_grad, then two forward-loss(-backward)
+    asked = client.get(f"/api/sessions/{sid}/question")
+    assert asked.status_code == 200, asked.text
+    assert asked.json()["line"] == session["next_line"] == "backward"
+    lines(client, sid, ["next"])
+    explained = client.get(f"/api/sessions/{sid}/explain", params={"param": "4.bias", "index": 3})
+    assert explained.status_code == 200, explained.text
+    parts = explained.json()["parts"]
+    assert len(parts) == 2  # two micro-batches added to 4.bias.grad[3]
+    grad = client.get(f"/api/sessions/{sid}/tensor", params={"store": "grad", "name": "4.bias"})
+    assert sum(p["value"] for p in parts) == pytest.approx(grad.json()["values"][3], rel=1e-5)
