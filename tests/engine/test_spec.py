@@ -31,28 +31,57 @@ CSV = "a,b,c,label\n" + "".join(
 )
 CSV_ID = hashlib.sha256(CSV.encode()).hexdigest()
 ACTIVATIONS = [
-    {"type": "ReLU"}, {"type": "LeakyReLU", "negative_slope": 0.1}, {"type": "ELU"},
-    {"type": "GELU", "approximate": "tanh"}, {"type": "SiLU"}, {"type": "Tanh"}, {"type": "Sigmoid"},
+    {"type": "ReLU"},
+    {"type": "LeakyReLU", "negative_slope": 0.1},
+    {"type": "ELU"},
+    {"type": "GELU", "approximate": "tanh"},
+    {"type": "SiLU"},
+    {"type": "Tanh"},
+    {"type": "Sigmoid"},
     {"type": "Identity"},
-]  # fmt: skip
+]
 EXTRAS = [[], [{"type": "Dropout", "p": 0.3}], [{"type": "BatchNorm1d"}], [{"type": "LayerNorm"}]]
 DATA = {
     # (data, classes or None for a regression, features)
-    "moons": ({"kind": "sklearn", "name": "make_moons", "args": {"n_samples": 60, "noise": 0.1}}, 2, 2),
+    "moons": (
+        {"kind": "sklearn", "name": "make_moons", "args": {"n_samples": 60, "noise": 0.1}},
+        2,
+        2,
+    ),
     "blobs": (
-        {"kind": "sklearn", "name": "make_blobs", "args": {"n_samples": 60, "centers": 3, "n_features": 3, "random_state": 1}},
+        {
+            "kind": "sklearn",
+            "name": "make_blobs",
+            "args": {"n_samples": 60, "centers": 3, "n_features": 3, "random_state": 1},
+        },
         3,
         3,
     ),
     "iris": ({"kind": "sklearn", "name": "load_iris", "args": {}}, 3, 4),
     "regression": (
-        {"kind": "sklearn", "name": "make_regression", "args": {"n_samples": 50, "n_features": 2, "noise": 1.0, "random_state": 2}},
+        {
+            "kind": "sklearn",
+            "name": "make_regression",
+            "args": {"n_samples": 50, "n_features": 2, "noise": 1.0, "random_state": 2},
+        },
         None,
         2,
     ),
-    "points": ({"kind": "points", "X": [[i / 4, (i * 5) % 3] for i in range(12)], "y": [i * 0.7 - 2 for i in range(12)]}, None, 2),
-    "csv": ({"kind": "csv", "dataset": CSV_ID, "target": "label", "features": ["a", "b", "c"]}, 2, 3),
-}  # fmt: skip
+    "points": (
+        {
+            "kind": "points",
+            "X": [[i / 4, (i * 5) % 3] for i in range(12)],
+            "y": [i * 0.7 - 2 for i in range(12)],
+        },
+        None,
+        2,
+    ),
+    "csv": (
+        {"kind": "csv", "dataset": CSV_ID, "target": "label", "features": ["a", "b", "c"]},
+        2,
+        3,
+    ),
+}
 
 
 @st.composite
@@ -72,9 +101,16 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
         layers += draw(st.sampled_from(EXTRAS))
         layers.append(draw(st.sampled_from(ACTIVATIONS)))
     if classes is None:
-        loss = draw(st.sampled_from([{"type": "MSELoss"}, {"type": "L1Loss"},
-                                     {"type": "SmoothL1Loss", "beta": 0.5},
-                                     {"type": "HuberLoss", "delta": 2.0, "reduction": "sum"}]))  # fmt: skip
+        loss = draw(
+            st.sampled_from(
+                [
+                    {"type": "MSELoss"},
+                    {"type": "L1Loss"},
+                    {"type": "SmoothL1Loss", "beta": 0.5},
+                    {"type": "HuberLoss", "delta": 2.0, "reduction": "sum"},
+                ]
+            )
+        )
         out = 1
     else:
         kinds = ["CrossEntropyLoss", "NLLLoss"] + ["BCEWithLogitsLoss"] * (classes == 2)
@@ -156,25 +192,59 @@ def test_the_export_of_random_specs_runs_to_the_same_numbers(
     TABLES.remember(CSV_ID, CSV.encode())
     spec = normalize(body, seed, SpecLimits())
     setup = {
-        "scenario": "custom", "lr": 0.05, "seed": seed, "accumulate": 1, "options": {},
+        "scenario": "custom",
+        "lr": 0.05,
+        "seed": seed,
+        "accumulate": 1,
+        "options": {},
         "optimizer": {"kind": "sgd", "momentum": 0.0, "weight_decay": 0.0},
-        "program": ["zero_grad", "forward", "loss", "backward", "step"], "dtype": "float32",
+        "program": ["zero_grad", "forward", "loss", "backward", "step"],
+        "dtype": "float32",
         "spec": dict(spec),
-    }  # fmt: skip
+    }
     rec = Recorder(setup)
     rec.run(3)
     check_all([rec], tmp_path)
 
 
 JSONISH = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=True) | st.text(max_size=5)
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=5)
     | st.sampled_from(list(LAYERS) + list(LOSSES) + ["sklearn", "points", "csv", "make_moons"]),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.sampled_from(["type", "kind", "name", "args", "X", "y", "out_features", "in_features",
-                         "kernel_size", "dim", "unflattened_size", "p", "init", "n_samples",
-                         "target", "dataset", "weight", "bias"]), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "kind",
+                    "name",
+                    "args",
+                    "X",
+                    "y",
+                    "out_features",
+                    "in_features",
+                    "kernel_size",
+                    "dim",
+                    "unflattened_size",
+                    "p",
+                    "init",
+                    "n_samples",
+                    "target",
+                    "dataset",
+                    "weight",
+                    "bias",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
     max_leaves=12,
-)  # fmt: skip
+)
 
 
 @settings(max_examples=300, deadline=None)
