@@ -71,7 +71,8 @@ def layer(spec: dict[str, Any], shape: tuple[int, ...]) -> nn.Module:
         kwargs.setdefault(inferred, shape[-1])
     elif inferred is not None:
         kwargs.setdefault(inferred, shape[0])
-    return getattr(nn, name)(**kwargs)
+    made: nn.Module = getattr(nn, name)(**kwargs)
+    return made
 
 
 class Plain:
