@@ -23,7 +23,18 @@ from app.log.records import Setup
 from app.sessions.copies import Copies
 from app.sessions.live import Hooks, LiveSessions
 from app.settings import Settings
-from app.web import api, compression, docs, errors, lectures, pages, polls, predict, security
+from app.web import (
+    api,
+    compression,
+    docs,
+    errors,
+    lectures,
+    models,
+    pages,
+    polls,
+    predict,
+    security,
+)
 from app.web.datasets import body_limits
 from app.web.datasets import router as datasets_router
 from app.web.lane import ClickLane
@@ -97,6 +108,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.hub = hub
     app.state.pool = pool
     bodies = body_limits(settings)  # a CSV dataset's upload has its own body limit
+    spec_body = "a spec is at most %d bytes (LOOP_STEPPER_SPEC_MAX_BODY)"
+    bodies |= {path: (settings.spec_max_body, spec_body) for path in models.PATHS}
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by, bodies)
     compression.install(app)
     app.add_middleware(LightFirst, priority=pool.priority)  # outside gzip
@@ -118,6 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(lectures.router)
     app.include_router(polls.router)
     app.include_router(datasets_router)
+    app.include_router(models.router)
     app.include_router(pages.router)
     app.include_router(docs.router)
     errors.install(app)

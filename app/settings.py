@@ -47,6 +47,17 @@ class Settings(BaseSettings):
     dataset_max_bytes: int = Field(default=1024**2, ge=1)
     dataset_max_rows: int = Field(default=10_000, ge=1)
     dataset_max_columns: int = Field(default=1_024, ge=1)
+    # a session's own model and data (issue 28, docs/api.md#your-own-model-and-data): past any
+    # of these a spec is refused (422) before the session exists
+    spec_max_params: int = Field(default=100_000, ge=1)
+    spec_max_layers: int = Field(default=32, ge=1)
+    spec_max_rows: int = Field(default=10_000, ge=1)
+    spec_max_features: int = Field(default=1_024, ge=1)
+    spec_max_batch: int = Field(default=1_024, ge=1)
+    # the body of a create or a check (POST /api/sessions, /api/models/check), which may carry
+    # a spec with inline points (up to 1,000 rows; more is a CSV's job); every other body is
+    # held to max_body
+    spec_max_body: int = Field(default=256 * 1024, ge=1024)
     threadpool: int = 40  # threads that run the (synchronous) line requests at once
     # heavy work (runs, forks, sessions read back from the database) running at once: one a core
     heavy_workers: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)

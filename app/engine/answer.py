@@ -11,7 +11,7 @@ import torch
 from app.engine import scenarios, tensors
 from app.engine import theory as formal
 from app.engine.optimizers import state_of
-from app.engine.views import LossPointView, SessionView, TheoryView
+from app.engine.views import LossPointView, ProgramView, SessionView, TheoryView
 
 if TYPE_CHECKING:
     from app.engine.lab import Lab
@@ -25,6 +25,13 @@ def view(lab: Lab, since: int = 0) -> SessionView:
     clicks once a second would otherwise fetch the same 1000 points every time.
     """
     described = lab.described
+    answer = _view(lab, since, described)
+    if lab.setup.spec is not None:
+        answer["spec"] = lab.setup.spec
+    return answer
+
+
+def _view(lab: Lab, since: int, described: ProgramView) -> SessionView:
     return {
         "scenario": lab.setup.scenario,
         "lr": lab.lr,

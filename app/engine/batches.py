@@ -33,6 +33,29 @@ class FullBatch:
         pass
 
 
+class InOrder:
+    """Batches of ``size`` in the rows' own order, over and over (a spec with ``shuffle``
+    false); the last of a pass smaller."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor, size: int) -> None:
+        self.x, self.y, self.size = x, y, size
+        self.start = 0
+
+    def next(self) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.start >= len(self.y):
+            self.start = 0
+        end = self.start + self.size
+        x, y = self.x[self.start : end], self.y[self.start : end]
+        self.start = end
+        return x, y
+
+    def state(self) -> dict[str, Any]:
+        return {"start": self.start}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.start = state["start"]
+
+
 class Epochs:
     """Batches of ``size`` in a fresh order each epoch: ``rng.permutation(n)`` drawn once per
     epoch."""

@@ -11,10 +11,11 @@ import warnings
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
+from typing import cast
 
 import torch
 
-from app.engine import answer, output, scenarios, state
+from app.engine import answer, output, scenarios, spec, state
 from app.engine.amp import Amp, check
 from app.engine.batches import Batches, MicroBatches
 from app.engine.effects import Setting, done
@@ -40,13 +41,10 @@ class Lab:
     """
 
     def __init__(self, setup: Setup) -> None:
-        model_options = scenarios.moons_options(
-            setup.scenario, setup.dropout, setup.batchnorm, setup.softmax_before_loss, setup.dtype
-        )
         if setup.max_norm <= 0:
             raise ValueError("max_norm must be above 0")
         self.setup = setup
-        built = scenarios.build(setup.scenario, setup.seed, **setup.options, **model_options)
+        built = self._build(setup)
         self.model, self.loss_fn = built.model, built.loss_fn
         accumulate = setup.accumulate
         self.batches: Batches | MicroBatches = (
@@ -56,7 +54,8 @@ class Lab:
         self.optimizer = setup.optimizer.make(self.model.parameters(), setup.lr)
         self.schedule = Schedule(setup.scheduler, self.optimizer)
         # dropout draws from torch's default generator: each session keeps its own state
-        self.rng = built.rng if setup.dropout > 0 else None
+        self.rng = built.rng if setup.dropout > 0 or setup.spec is not None else None
+        self.built = built  # a spec's validation split and classes, for the output view
         self.named = dict(self.model.named_parameters())
         check(setup.amp, self.dtype_of_params)
         self.amp = Amp(setup.amp)
@@ -94,6 +93,17 @@ class Lab:
         self.history: deque[LossPointView] = deque(maxlen=HISTORY_LIMIT)
         self.last: LastView | None = None
         self.initial = self.capture()
+
+    @staticmethod
+    def _build(setup: Setup) -> scenarios.Built:
+        if setup.spec is not None:  # scenario "custom"
+            if (setup.dropout, setup.batchnorm, setup.softmax_before_loss) != (0.0, False, False):
+                raise ValueError("dropout, batchnorm, softmax_before_loss: moons only")
+            return spec.built(cast(spec.SpecJson, setup.spec), setup.seed, setup.dtype)
+        model_options = scenarios.moons_options(
+            setup.scenario, setup.dropout, setup.batchnorm, setup.softmax_before_loss, setup.dtype
+        )
+        return scenarios.build(setup.scenario, setup.seed, **setup.options, **model_options)
 
     # -- the five lines -----------------------------------------------------------
 
@@ -363,7 +373,7 @@ class Lab:
 
     def output(self, size: int = 30) -> OutputView:
         """What the model computes now, for the output view; touches no store (eval mode)."""
-        return output.view(self.model, self.points, self.targets, size)
+        return output.view(self.model, self.points, self.targets, size, self.built, self.loss_fn)
 
     def view(self, since: int = 0) -> SessionView:
         """The stores and the loop's position as plain values (see ``answer.snapshot``)."""

@@ -39,6 +39,12 @@ class Built:
     targets: torch.Tensor
     # torch's default generator right after the model was built (moons): dropout draws on
     rng: torch.Tensor | None = None
+    # a spec's (app/engine/spec.py): the validation split (None without one), its task and
+    # class names; the scenarios have none
+    val_points: torch.Tensor | None = None
+    val_targets: torch.Tensor | None = None
+    task: str | None = None
+    classes: list[str] | None = None
 
 
 def fresh_copy(module: nn.Module) -> nn.Module:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from app.engine.amp import AmpSpec
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
@@ -40,6 +40,7 @@ class SetupJson(TypedDict):
     softmax_before_loss: NotRequired[bool]
     dtype: NotRequired[str]
     amp: NotRequired[AmpView | None]
+    spec: NotRequired[dict[str, Any]]  # scenario "custom" only: the normalized spec
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class Setup:
     softmax_before_loss: bool = False
     dtype: str = "float64"
     amp: AmpSpec | None = None  # float32 models only
+    # scenario "custom": the model, data and loss as a normalized spec (app/engine/spec.py)
+    spec: dict[str, Any] | None = None
 
     def key(self) -> str:
         """The setup as one string: equal setups, equal keys (what is shared between the
@@ -67,6 +70,12 @@ class Setup:
         return json.dumps(self.to_json(), sort_keys=True)
 
     def to_json(self) -> SetupJson:
+        out = self._json()
+        if self.spec is not None:  # absent for the scenarios: their logs and keys as before
+            out["spec"] = self.spec
+        return out
+
+    def _json(self) -> SetupJson:
         o = self.optimizer
         optimizer: OptimizerJson = (
             {"kind": "adam", "betas": list(o.betas), "weight_decay": o.weight_decay}
@@ -114,4 +123,5 @@ class Setup:
             bool(data.get("softmax_before_loss", False)),
             str(data.get("dtype", "float64")),
             AmpSpec.read(data.get("amp")),
+            data.get("spec"),
         )

@@ -9,6 +9,8 @@ the elements it wants to show.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 LARGEST_SHOWN = 256  # elements a tensor may have to be sent element by element
 HISTOGRAM_BINS = 16
 HEAT_MAP_SIDE = 32  # at most 32 x 32 cells
+CELL_DIGITS = 4  # a heat map cell's significant digits
 PAGE_LIMIT = 4096  # elements a page of ``page`` may hold
 
 
@@ -38,12 +41,38 @@ class BadRange(ValueError):
         self.loc = loc
 
 
+# a big tensor's summary by the tensor, kept while its version (bumped by every in-place
+# change: a step, a backward adding in, a restore) is the same: a click changes one store at
+# most, so the others' summaries are not made again. By id with a weak reference to check it
+# is the same tensor (a tensor's == is elementwise: no WeakKeyDictionary); a dead tensor's
+# entry goes with it. Read-only: every answer shares it.
+_SUMMARIES: dict[int, tuple[weakref.ref[torch.Tensor], int, TensorSummaryView]] = {}
+_SUMMARIES_LOCK = threading.Lock()
+_SUMMARIES_KEPT = 4096
+
+
 def shown(tensor: torch.Tensor) -> Any:
     """``tensor`` as the Session sends it: nested lists in its shape (``Tensor.tolist``), or
     its summary when it has more than ``LARGEST_SHOWN`` elements."""
-    if tensor.numel() > LARGEST_SHOWN:
-        return summary(tensor)
-    return tensor.detach().tolist()
+    if tensor.numel() <= LARGEST_SHOWN:
+        return tensor.detach().tolist()
+    key, version = id(tensor), tensor._version
+    with _SUMMARIES_LOCK:
+        kept = _SUMMARIES.get(key)
+    if kept is not None and kept[0]() is tensor and kept[1] == version:
+        return kept[2]
+    made = summary(tensor)
+
+    def gone(ref: weakref.ref[torch.Tensor]) -> None:
+        with _SUMMARIES_LOCK:
+            if key in _SUMMARIES and _SUMMARIES[key][0] is ref:
+                del _SUMMARIES[key]
+
+    with _SUMMARIES_LOCK:
+        if len(_SUMMARIES) >= _SUMMARIES_KEPT:
+            _SUMMARIES.clear()
+        _SUMMARIES[key] = (weakref.ref(tensor, gone), version, made)
+    return made
 
 
 def as_2d(shape: list[int]) -> tuple[int, int]:
@@ -103,8 +132,20 @@ def heat_map(grid: np.ndarray[Any, Any], side: int = HEAT_MAP_SIDE) -> HeatMapVi
     sums = np.add.reduceat(np.add.reduceat(grid, rows, axis=0), cols, axis=1)
     heights = np.diff([*rows, n_rows])
     widths = np.diff([*cols, n_cols])
-    cells = sums / np.outer(heights, widths)
+    cells = rounded(sums / np.outer(heights, widths))
     return {"rows": rows, "cols": cols, "shape": [n_rows, n_cols], "cells": cells.tolist()}
+
+
+def rounded(values: np.ndarray[Any, Any], digits: int = CELL_DIGITS) -> np.ndarray[Any, Any]:
+    """``values`` to ``digits`` significant digits (NaN and infinities as they are): a heat
+    map's cells are a picture, and 17 digits each would make a 100,000-parameter model's
+    answer three times the size. The elements themselves are exact (``page``)."""
+    finite = np.isfinite(values) & (values != 0)
+    out = values.copy()
+    magnitude = np.floor(np.log10(np.abs(values[finite])))
+    scale = 10.0 ** (digits - 1 - magnitude)
+    out[finite] = np.round(values[finite] * scale) / scale
+    return out
 
 
 def page(

@@ -266,6 +266,7 @@ class SessionView(TypedDict):
     moments: NotRequired[int]
     quiz: NotRequired[QuizView | None]
     prediction: NotRequired[dict[str, Any] | None]  # a lecture's poll, as followers see it
+    spec: NotRequired[dict[str, Any]]  # scenario "custom": the model, data and loss
 
 
 class LineView(TypedDict):
@@ -278,9 +279,18 @@ class LineView(TypedDict):
 class OutputView(TypedDict):
     """What the model computes now (``output.view``): a line, or the moons boundary."""
 
-    kind: Literal["line", "boundary"]
+    kind: Literal["line", "boundary", "confusion", "scatter"]
     points: list[list[float]]
     targets: list[float]
     line: NotRequired[LineView]
     extent: NotRequired[list[float]]
     p: NotRequired[list[list[float]]]
+    label: NotRequired[list[list[int]]]  # boundary of > 2 classes: the likeliest per cell
+    # a spec's view on a split (confusion, scatter)
+    split: NotRequired[Literal["validation", "training"]]
+    classes: NotRequired[list[str]]
+    matrix: NotRequired[list[list[int]]]  # rows: the true class, columns: the predicted
+    accuracy: NotRequired[float]
+    loss: NotRequired[float]
+    true: NotRequired[list[float]]
+    predicted: NotRequired[list[float]]

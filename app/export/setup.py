@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.engine import scenarios
+from app.engine.data import TABLES
 from app.engine.entries import ENTRIES
 from app.engine.program import code
+from app.export import spec as spec_code
 
 SetupFields = dict[str, Any]
 
@@ -45,10 +47,14 @@ def _num(value: float) -> str:
     return repr(value)
 
 
-def _shares(scenario: str, k: int) -> list[float]:
-    """Every micro-batch's share |B_j| / n of its batch, as the Lab computes it."""
+def _sizes(scenario: str) -> set[int]:
+    """The sizes a scenario's batch has."""
     info = scenarios.info(scenario)
-    sizes = {info.batch_size, info.train_size % info.batch_size} - {0}
+    return {info.batch_size, info.train_size % info.batch_size} - {0}
+
+
+def _shares(sizes: set[int], k: int) -> list[float]:
+    """Every micro-batch's share |B_j| / n of its batch, as the Lab computes it."""
     return [
         (n // k + (1 if j < n % k else 0)) / n  # tensor_split: the first n % k parts one longer
         for n in sorted(sizes)
@@ -56,11 +62,11 @@ def _shares(scenario: str, k: int) -> list[float]:
     ]
 
 
-def _loss_line(scenario: str, k: int) -> tuple[str, bool]:
+def _loss_line(sizes: set[int], k: int) -> tuple[str, bool]:
     """The loss line, and whether the batch stream must hand out each micro-batch's share."""
     if k == 1:
         return code("loss", 1), False
-    even = [share * k == 1 for share in _shares(scenario, k)]
+    even = [share * k == 1 for share in _shares(sizes, k)]
     if all(even):
         return code("loss", k), False
     # Uneven splits weigh each part by its share, as the Lab does. Where a split is even the
@@ -193,6 +199,17 @@ def _data(
     raise ValueError(f"unknown scenario {scenario!r}")
 
 
+def _spec_code(spec: dict[str, Any], seed: int, dtype: str) -> spec_code.SpecCode:
+    """A spec's lines; its CSV's text from the engine's cache (the session was just read)."""
+    data = spec.get("data") or {}
+    text = None
+    if data.get("kind") == "csv":
+        text = TABLES.text(str(data.get("dataset")))
+        if text is None:
+            raise Unsupported("the session's CSV file is not at hand: export again")
+    return spec_code.code(spec, seed, dtype, text)
+
+
 def _numerics(threads: int) -> list[str]:
     """The process-wide settings that changed a session's numbers when changed (tried on real
     sessions, see docs), set as the server had them: whatever ran before in a notebook's kernel
@@ -210,7 +227,7 @@ def _numerics(threads: int) -> list[str]:
 
 
 def _session(setup: SetupFields, threads: int) -> ScriptPlan:
-    scenario, seed = setup.get("scenario"), int(setup.get("seed", 0))
+    scenario, seed = str(setup.get("scenario")), int(setup.get("seed", 0))
     dropout, batchnorm = float(setup.get("dropout", 0.0)), bool(setup.get("batchnorm", False))
     softmax = bool(setup.get("softmax_before_loss", False))
     if not 0 <= dropout < 1:
@@ -225,7 +242,10 @@ def _session(setup: SetupFields, threads: int) -> ScriptPlan:
     if amp is not None and amp not in AUTOCAST:
         raise ValueError(f"unknown amp dtype {amp!r}")
     scaler = amp == "float16" and bool(amp_setup.get("scaler", True))
-    if scenario not in scenarios.SCENARIOS:
+    custom = scenario == "custom"
+    if custom and not isinstance(setup.get("spec"), dict):
+        raise ValueError("a custom session's log holds its spec")
+    if scenario not in scenarios.SCENARIOS and not custom:
         raise ValueError(f"unknown scenario {scenario!r}")
     k = int(setup.get("accumulate", 1))
     if k < 1:
@@ -241,19 +261,33 @@ def _session(setup: SetupFields, threads: int) -> ScriptPlan:
     if not max_norm > 0:
         raise ValueError(f"max_norm must be above 0, not {max_norm}")
     spec = dict(setup.get("optimizer") or {"kind": "sgd"})
-    info = scenarios.info(scenario)
     full = ("X", "y") if k == 1 else ("X_train", "y_train")
-    model, streamed = _data(scenario, seed, options, full, dtype, (dropout, batchnorm))
-    loss, with_share = _loss_line(scenario, k)
+    if custom:
+        made = _spec_code(setup["spec"], seed, dtype)
+        model, streamed, sizes = made.lines, made.streamed, set(made.batch_sizes)
+        if not streamed and k == 1:
+            model.append("X, y = X_train, y_train  # the full batch, every time")
+        description = made.words
+    else:
+        model, streamed = _data(scenario, seed, options, full, dtype, (dropout, batchnorm))
+        sizes, description = _sizes(scenario), scenarios.info(scenario).description
+    loss, with_share = _loss_line(sizes, k)
     if softmax:  # the bug of the preset, written as the Lab shows it
         loss = loss.replace("loss_fn(out, y)", "loss_fn(out.softmax(dim=1), y)")
     if amp is not None:
         loss = f'with torch.autocast("cpu", dtype=torch.{amp}): ' + loss
     make_optimizer, optimizer_words = _optimizer(spec, lr)
     imports = ["import copy"] * scaler + ["import json", "import math", ""]
-    if scenario == "moons":
+    if custom:
+        imports = ["import copy"] * scaler + sorted(
+            {"import json", "import math", *(i for i in made.imports if i.startswith("import"))}
+        )
+        imports += ["", "import numpy as np"] if "import numpy as np" not in imports else [""]
+    elif scenario == "moons":
         imports += ["import numpy as np"]
     imports += ["import torch"]
+    if custom:
+        imports += sorted(i for i in made.imports if i.startswith("from"))
     if scenario == "moons":
         imports += [
             "from sklearn.datasets import make_moons",
@@ -296,7 +330,7 @@ def _session(setup: SetupFields, threads: int) -> ScriptPlan:
         lines.append('scaler = torch.amp.GradScaler("cpu")')
     program = ", ".join(_program(setup.get("program") or [], "setup"))
     words = [
-        f"Scenario {scenario}: {info.description}",
+        f"Scenario {scenario}: {description}",
         f"Seed {seed}, lr {_num(lr)}, {optimizer_words}, accumulate {k}"
         + "".join(f", {key} {_num(value)}" for key, value in options.items())
         + ".",

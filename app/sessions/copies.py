@@ -20,6 +20,7 @@ from app.log.records import Setup
 from app.log.timeline import Timeline
 from app.sessions.journal import Journal
 from app.sessions.live import LiveSession, LiveSessions, ServerFull, UnknownSession
+from app.sessions.specs import tables_for
 
 FORKED_KEPT = 8  # moments whose fork answer is kept (one per lecture being forked, and more)
 STARTED_KEPT = 32  # setups whose new sessions start as their log alone (see start)
@@ -60,6 +61,7 @@ class Copies:
             raise ServerFull(f"the server holds its maximum of {self.db.max_logs} sessions")
         session_id = new_id()
         journal = Journal(self.db, session_id)
+        tables_for(self.db, setup)
         timeline = Timeline(setup, journal)
         owner = self.db.create(session_id, timeline.setup)  # a new timeline has nothing to drain
         key = setup.key()
@@ -127,6 +129,7 @@ class Copies:
             if quick:  # (its base is known but its answer is not: a rare miss; no harm done)
                 self.db.delete(new)
                 return None
+            tables_for(self.db, forked.saved.setup)
             timeline = Timeline.restored(forked.saved, Journal(self.db, forked.base))
             shown = self.sessions.shown(new, timeline.view())  # a new id: no quiz of its own
             with self._lock:

@@ -31,6 +31,7 @@ from app.engine.views import SessionView
 from app.log.records import Change
 from app.log.timeline import Timeline
 from app.sessions.journal import Journal, KeyframeWriter
+from app.sessions.specs import tables_for
 
 T = TypeVar("T")
 
@@ -243,6 +244,7 @@ class LiveSessions:
             except NoSuchLog:
                 raise UnknownSession(session_id) from None
             journal = Journal(self.db, session_id)
+            tables_for(self.db, stored.setup)  # a spec's CSV file, before its Lab is built
             timeline = Timeline.restored(stored, journal)
             session = LiveSession(session_id, timeline, owner, journal=journal)
             self.hooks.on_load(session_id)

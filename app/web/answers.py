@@ -199,7 +199,7 @@ class QuizOut(BaseModel):
 
 class SessionOut(BaseModel):
     id: str
-    scenario: Scenario
+    scenario: Scenario | Literal["custom"]
     lr: float
     seed: int
     # the four below are absent while a question hides the program (lectures, self-study)
@@ -236,6 +236,9 @@ class SessionOut(BaseModel):
     moment: int = Field(description="where the session stands: 0 is the start, n after line n")
     moments: int = Field(description="the newest moment (more than moment after stepping back)")
     quiz: QuizOut | None = Field(None, description="a question on this session, if any")
+    spec: dict[str, Any] | None = Field(
+        None, description='scenario "custom": the model, data and loss it was created with'
+    )
 
 
 class Problem(BaseModel):
@@ -244,12 +247,26 @@ class Problem(BaseModel):
 
 
 class Output(BaseModel):
-    kind: Literal["line", "boundary"]
+    kind: Literal["line", "boundary", "confusion", "scatter"]
     points: list[list[float]]
     targets: list[float]
     line: dict[str, list[Number]] | None = Field(None, description="neuron: x and w*x + b")
     extent: list[float] | None = Field(None, description="moons: x0, x1, y0, y1 of the grid")
     p: list[list[Number]] | None = Field(None, description="moons: P(class 1), rows bottom-up")
+    label: list[list[int]] | None = Field(
+        None, description="boundary of more than 2 classes: the likeliest class per cell (p its P)"
+    )
+    split: Literal["validation", "training"] | None = Field(
+        None, description="confusion, scatter: the split the view is on"
+    )
+    classes: list[str] | None = Field(None, description="confusion: the class names in order")
+    matrix: list[list[int]] | None = Field(
+        None, description="confusion: rows the true class, columns the predicted"
+    )
+    accuracy: float | None = None
+    loss: Number | None = Field(None, description="confusion, scatter: the loss on the split")
+    true: list[Number] | None = Field(None, description="scatter: the targets")
+    predicted: list[Number] | None = Field(None, description="scatter: the model's outputs")
 
 
 # Predict first (issue 17): the question about the line at the cursor, asked before it runs

@@ -15,13 +15,17 @@ from app.engine.amp import AmpSpec
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import program_for
 from app.engine.setup import SetupJson
+from app.engine.spec import SPEC_LR
 from app.engine.tensors import PAGE_LIMIT
 from app.lectures.quizzes import self_study_preset
 from app.log.records import EventJson, Setup
 from app.log.timeline import Timeline, TimelineError
+from app.sessions import specs
 from app.sessions.copies import Copies
+from app.sessions.specs import DatasetSource
+from app.settings import Settings
 from app.web.answers import Output, Problem, SessionOut, TensorPage
-from app.web.catalogue import presets_out
+from app.web.catalogue import presets_out, scenarios_out
 from app.web.compression import SharedAnswers
 from app.web.deps import (
     ERRORS,
@@ -31,6 +35,7 @@ from app.web.deps import (
     Sessions,
     Target,
     as_json,
+    spec_limits,
     warming,
 )
 from app.web.pool import HeavyPool
@@ -53,7 +58,8 @@ NEW_ANSWERS = SharedAnswers(32)  # a new session's answer by setup (see create_s
 
 @router.get("/scenarios", response_model=list[ScenarioOut])
 def list_scenarios() -> list[Any]:
-    return [info for info, _ in scenarios.SCENARIOS.values()]
+    """The scenarios, each with the spec that makes it as a model of your own."""
+    return scenarios_out()
 
 
 @router.get("/presets", response_model=list[PresetOut])
@@ -78,6 +84,28 @@ def scenario_options(body: CreateSession) -> dict[str, float]:
     return {k: v for k, v in options.items() if v is not None}
 
 
+def spec_setup(body: CreateSession, settings: Settings, db: DatasetSource) -> Setup:
+    """The Setup of a create with a model: the spec checked whole and built dry first."""
+    seed = 0 if body.seed is None else body.seed
+    spec, _ = specs.prepare(db, body.spec(), seed, spec_limits(settings))
+    toggles = Toggles(body.skip_zero_grad, body.step_first)
+    scaler = body.amp == "float16" and body.grad_scaler is not False
+    return Setup(
+        "custom",
+        SPEC_LR if body.lr is None else body.lr,
+        seed,
+        optimizer_spec(body),
+        body.accumulate,
+        {},
+        tuple(body.program or program_for(toggles, body.accumulate, scaler)),
+        body.max_norm,
+        None if body.scheduler is None else SchedulerSpec.read(body.scheduler.model_dump()),
+        dtype=body.spec_dtype,
+        amp=None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
+        spec=specs.as_setup_spec(spec),
+    )
+
+
 @router.post(
     "/sessions",
     status_code=201,
@@ -99,6 +127,9 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
     quiz = self_study_preset() if body.quiz else None
     if body.snapshot is not None:
         session = await pool.run(copies.from_snapshot, body.snapshot)
+    elif body.model is not None:  # your own model and data: checked and built in the pool
+        setup = await pool.run(spec_setup, body, request.app.state.settings, sessions.db)
+        session = await pool.run(copies.create, setup)
     else:
         info = scenarios.info(body.scenario)
         toggles = Toggles(body.skip_zero_grad, body.step_first)
@@ -134,7 +165,7 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
             session = await pool.run(copies.create, setup)
     if quiz is not None:
         request.app.state.hub.study.start(session.id, quiz.name)
-    if quiz is not None or body.snapshot is not None:
+    if quiz is not None or body.snapshot is not None or body.model is not None:
         data = sessions.shown(session.id, {"id": session.id, **session.timeline.view()})
         return as_json(data, status=201)
 

@@ -12,6 +12,8 @@ from typing import Any
 from app.engine.entries import ENTRIES, Entry
 from app.engine.program import MAX_PROGRAM, PRESETS, Toggles, program_for, with_scaler
 from app.engine.scenarios import SCENARIOS
+from app.engine.spec import SCENARIO_SPECS
+from app.engine.spec import catalogue as spec_tables
 
 
 def entry_out(entry: Entry) -> dict[str, Any]:
@@ -60,13 +62,24 @@ def defaults() -> list[dict[str, Any]]:
     ]
 
 
+def scenarios_out() -> list[dict[str, Any]]:
+    """The scenarios as ``GET /api/scenarios`` gives them: each with the spec that makes it as
+    a model of one's own (neuron and moons, bit for bit; the parabola has none)."""
+    return [
+        {**asdict(info), "spec": SCENARIO_SPECS.get(name)} for name, (info, _) in SCENARIOS.items()
+    ]
+
+
 @cache
 def catalogue() -> dict[str, Any]:
     return {
         "entries": [entry_out(e) for e in ENTRIES.values()],
-        "scenarios": [asdict(info) for info, _ in SCENARIOS.values()],
+        "scenarios": scenarios_out(),
         # each preset also as a session with a GradScaler runs it (scaler.update() at its end)
         "presets": [{**p, "scaled_program": with_scaler(p["program"])} for p in presets_out()],
         "defaults": defaults(),
         "max_program": MAX_PROGRAM,
+        # your own model (issue 28): the layer types, losses and scikit-learn sets a spec may
+        # name, each with its arguments, for the "Build your own" panel
+        "build": spec_tables(),
     }

@@ -134,3 +134,21 @@ def summarize(db: Database, key: str) -> DatasetJson | None:
 
 def _answer(key: str, summary: TableSummary) -> DatasetJson:
     return {"id": key, "rows": summary["rows"], "columns": summary["columns"]}
+
+
+@router.get(
+    "/datasets/{dataset_id}/file",
+    response_class=Response,
+    responses={404: {"model": Problem, "description": "no such dataset"}},
+)
+async def dataset_file(dataset_id: str, request: Request) -> Response:
+    """The file as it was uploaded (an export past 200 KB of CSV reads it beside the script)."""
+    if not ID.fullmatch(dataset_id):
+        raise HTTPException(404, "no such dataset")
+    pool: HeavyPool = request.app.state.pool
+    db: Database = request.app.state.sessions.db
+    body = await pool.run(db.dataset, dataset_id)
+    if body is None:
+        raise HTTPException(404, "no such dataset")
+    disposition = f'attachment; filename="{dataset_id}.csv"'
+    return Response(body, media_type="text/csv", headers={"Content-Disposition": disposition})

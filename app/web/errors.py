@@ -14,6 +14,7 @@ from starlette.routing import Match
 
 from app.db import DatabaseUnavailable, StorageFull
 from app.engine import LineError
+from app.engine.data import SpecError
 from app.engine.tables import CsvError
 from app.engine.tensors import BadRange, UnknownTensor
 from app.lectures.lecture import NoLecture
@@ -76,6 +77,9 @@ ERROR_ANSWERS: dict[type[Exception], ErrorAnswer] = {
     BadRange: ErrorAnswer(422, lambda exc: value_error(exc.loc, exc)),
     UnknownTensor: ErrorAnswer(404, str),
     CsvError: ErrorAnswer(422, csv_refused),
+    SpecError: ErrorAnswer(
+        422, lambda exc: [{"loc": list(exc.loc), "msg": exc.message, "type": "spec"}]
+    ),
     TimelineError: ErrorAnswer(409, str),
     LineError: ErrorAnswer(409, lambda exc: exc.message, more=lambda exc: {"line": exc.line}),
     SessionBusy: ErrorAnswer(

@@ -67,8 +67,30 @@ SchedulerIn = Annotated[StepLRSpec | CosineSpec, Field(discriminator="kind")]
 Program = Annotated[list[Entry], Field(min_length=1, max_length=MAX_PROGRAM)]
 
 
+SpecDict = dict[str, Any]
+
+
 class CreateSession(Body):
     scenario: Scenario = "neuron"
+    # your own model and data (issue 28): checked deeply by the engine (app/engine/spec.py)
+    model: Annotated[list[SpecDict], Field(min_length=1, max_length=256)] | None = Field(
+        None, description="the layers, each {type, ...its keyword arguments}; not with scenario"
+    )
+    data: SpecDict | None = Field(
+        None, description="{kind: sklearn, name, args} | {kind: points, X, y} | {kind: csv, …}"
+    )
+    task: Literal["regression", "classification"] | None = Field(
+        None, description="inferred from the target when absent"
+    )
+    loss: SpecDict | None = Field(None, description="{type: MSELoss | CrossEntropyLoss | …}")
+    validation: Annotated[float, Field(ge=0, lt=1)] | None = Field(
+        None, description="the fraction held out (0.25)"
+    )
+    batch_size: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="rows per batch (the training rows up to 32)"
+    )
+    standardize: bool | None = Field(None, description="features to mean 0, std 1 (false)")
+    shuffle: bool | None = Field(None, description="a new order each epoch (true)")
     lr: LR | None = None
     seed: Seed | None = None
     skip_zero_grad: bool = False
@@ -107,6 +129,11 @@ class CreateSession(Body):
     def fits_the_scenario(self) -> Self:
         if self.snapshot is not None and self.model_fields_set - {"snapshot"}:
             raise ValueError("a snapshot brings its own setup: send it alone")
+        if self.model is not None or self.data is not None:
+            return self._fits_a_spec()
+        spec_only = ("task", "loss", "validation", "batch_size", "standardize", "shuffle")
+        if self.model_fields_set & set(spec_only):
+            raise ValueError(f"{', '.join(spec_only)}: with a model only")
         allowed = scenarios.info(self.scenario).accumulate
         if self.accumulate not in allowed:
             raise ValueError(f"accumulate must be one of {list(allowed)} for {self.scenario}")
@@ -134,6 +161,39 @@ class CreateSession(Body):
         if self.quiz and self.accumulate != 1:
             raise ValueError("a quiz runs without accumulation: accumulate must be 1")
         return self
+
+    def _fits_a_spec(self) -> Self:
+        if self.model is None or self.data is None:
+            raise ValueError("a model and its data go together")
+        if "scenario" in self.model_fields_set:
+            raise ValueError("send either a scenario or a model, not both")
+        if not 1 <= self.accumulate <= 8:
+            raise ValueError("accumulate must be from 1 to 8")
+        others = (self.curvature, self.theta_star, self.dropout, self.batchnorm)
+        if others != (None, None, 0.0, False) or self.softmax_before_loss:
+            raise ValueError(
+                "curvature, theta_star, dropout, batchnorm and softmax_before_loss belong to "
+                "the scenarios: a model says them in its layers and loss"
+            )
+        if self.amp is not None and self.spec_dtype == "float64":
+            raise ValueError("amp needs a float32 model: this one is float64")
+        if self.grad_scaler is not None and self.amp != "float16":
+            raise ValueError('grad_scaler goes with "amp": "float16" only')
+        if self.program is not None and (self.skip_zero_grad or self.step_first):
+            raise ValueError("send either a program or toggles, not both")
+        if self.quiz:
+            raise ValueError("a quiz runs on the scenarios")
+        return self
+
+    @property
+    def spec_dtype(self) -> str:
+        """A model's dtype: float32 unless sent (the scenarios' default is float64)."""
+        return self.dtype if "dtype" in self.model_fields_set else "float32"
+
+    def spec(self) -> dict[str, Any]:
+        """The spec's fields as sent (the engine fills in the rest)."""
+        keys = ("model", "data", "task", "loss", "validation", "batch_size", "standardize")
+        return {k: getattr(self, k) for k in (*keys, "shuffle") if getattr(self, k) is not None}
 
 
 class PatchSession(Body):
@@ -196,6 +256,9 @@ class ScenarioOut(BaseModel):
     batch_size: int
     train_size: int
     accumulate: list[int]
+    spec: dict[str, Any] | None = Field(
+        None, description="the POST /api/sessions body that makes it as a model (bit for bit)"
+    )
 
 
 class PresetOut(BaseModel):

@@ -176,6 +176,16 @@ export const api = {
   open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token }, true)),
   /** Where the session's code downloads from (links, not fetches: the browser saves them). */
   scriptUrl: (id, format) => `${session(id)}/script${format ? `?format=${format}` : ""}`,
+  // your own model (issue 28): a spec checked dry, a CSV file kept as a dataset
+  check: (body) => call("POST", "api/models/check", body, true),
+  upload: async (bytes) => {
+    const response = await send(`${paths.root}api/datasets`, {
+      method: "POST", headers: { "content-type": "text/csv", accept: "application/json" }, body: bytes,
+    });
+    const data = await response.json().catch(() => null);
+    if (!response.ok) throw new ApiError(response.status, data?.detail ?? response.statusText);
+    return data;
+  },
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
   // lectures (issue 11): the session id drives, the join code only watches and answers
   startLecture: (id) => call("POST", `${session(id)}/lecture`),

@@ -37,6 +37,10 @@ export function setupOf(s) {
       ? { kind: "step", step_size: k.step_size, gamma: k.gamma } : { kind: "cosine", T_max: k.T_max };
   }
   if (s.scenario === "moons") Object.assign(setup, s.model_options);
+  if (s.scenario === "custom") { // your own model: its spec, in place of a scenario
+    delete setup.scenario;
+    Object.assign(setup, s.spec, { dtype: s.model_options.dtype });
+  }
   if (s.amp) {
     setup.amp = s.amp.dtype;
     if (s.amp.dtype === "float16" && !s.amp.scaler) setup.grad_scaler = false;
@@ -102,6 +106,12 @@ export function readUrl(search = location.search) {
     setup.amp = amp;
     if (amp === "float16" && q.get("grad_scaler") === "0") setup.grad_scaler = false;
   }
+  const spec = decodeSpec(q.get("spec"));
+  if (spec) {
+    delete setup.scenario;
+    Object.assign(setup, spec);
+    if (["float64", "float32"].includes(q.get("dtype"))) setup.dtype = q.get("dtype");
+  }
   const program = (q.get("program") ?? "").split(",").filter((e) => entry(e));
   return {
     setup,
@@ -112,6 +122,30 @@ export function readUrl(search = location.search) {
     present: q.get("present") === "1",
     predict: q.get("predict") === "1",
   };
+}
+
+/** A spec's keys: what `?spec=` carries (base64url of its JSON). */
+export const SPEC_KEYS = ["model", "data", "task", "loss", "validation", "batch_size", "standardize", "shuffle"];
+
+export function encodeSpec(spec) {
+  const bytes = new TextEncoder().encode(JSON.stringify(spec));
+  let text = "";
+  for (const b of bytes) text += String.fromCharCode(b);
+  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** `?spec=`'s object (its model and data at least), or null for none or a broken one: the
+ * server checks the rest. */
+export function decodeSpec(text) {
+  if (!text) return null;
+  try {
+    const bin = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    const spec = JSON.parse(new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0))));
+    if (!spec || !Array.isArray(spec.model) || typeof spec.data !== "object") return null;
+    return Object.fromEntries(SPEC_KEYS.filter((k) => k in spec).map((k) => [k, spec[k]]));
+  } catch {
+    return null;
+  }
 }
 
 /** The setup a session was created with beyond the optimizer (scheduler, moons' model,
@@ -141,7 +175,9 @@ export function setupParams(session, q) {
 /** Put the session's setup in the URL without a navigation, so the link can be shared. */
 export function writeUrl(session, present) {
   const q = new URLSearchParams({
-    scenario: session.scenario,
+    ...(session.scenario === "custom"
+      ? { spec: encodeSpec(session.spec), dtype: session.model_options.dtype }
+      : { scenario: session.scenario }),
     lr: String(session.lr),
     skip_zero_grad: session.toggles.skip_zero_grad ? "1" : "0",
     step_first: session.toggles.step_first ? "1" : "0",
@@ -185,6 +221,9 @@ const near = (a, b) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.a
 /** Would a session made from `setup` differ from `session` in what only creation sets? */
 export function differs(session, setup) {
   if (setup.scenario && setup.scenario !== session.scenario) return true;
+  if (Boolean(setup.model) !== (session.scenario === "custom")) return true;
+  if (setup.model && SPEC_KEYS.some((k) => k in setup &&
+      JSON.stringify(setup[k]) !== JSON.stringify(session.spec[k]))) return true;
   if (setup.accumulate !== undefined && setup.accumulate !== session.accumulate) return true;
   const o = setup.optimizer, s = session.optimizer;
   if (o && (o.kind !== s.kind || o.weight_decay !== s.weight_decay)) return true;

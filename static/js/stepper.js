@@ -10,7 +10,7 @@ import { installKeys } from "./keys.js";
 import { lazyView } from "./lazy.js";
 import { createPainter, current, travelled } from "./paint.js";
 import {
-  openSession, presetProgram, readUrl, scaled, setupOf, storeId, writeUrl,
+  openSession, presetProgram, readUrl, scaled, setupOf, SPEC_KEYS, storeId, writeUrl,
 } from "./state.js";
 import { createCode, showProblem } from "./views/code.js";
 import { createAnnouncer, createControls, describe } from "./views/controls.js";
@@ -23,6 +23,7 @@ import { createLoss } from "./views/loss.js";
 import { createOptState } from "./views/optstate.js";
 import { createOutput } from "./views/output.js";
 import { createParams } from "./views/params.js";
+import { createBuild } from "./views/build.js";
 import { createSetup } from "./views/setup.js";
 import { createShare } from "./views/share.js";
 import { createTimeline } from "./views/timeline.js";
@@ -100,6 +101,7 @@ function newSession(setup, sentence) {
     return fresh;
   }, true, sentence, true);
 }
+createBuild({ api, create: (body) => newSession(body, "New session on your own model.") });
 const setup = createSetup((changes) =>
   newSession({ ...setupOf(session()), lr: session().lr, ...changes }, "New session with the new setup."));
 /** Next line: run it, or with Predict first on, ask about it first. */
@@ -116,6 +118,7 @@ const controls = createControls({
     // the new scenario's default lr; accumulation only if it divides the new batch
     const { curvature, theta_star, dropout, batchnorm, softmax_before_loss, dtype, ...carried } =
       setupOf(session());
+    for (const key of SPEC_KEYS) delete carried[key]; // a scenario in place of your own model
     if (name === "moons") Object.assign(carried, { dropout, batchnorm, softmax_before_loss, dtype });
     if (name === "moons" && carried.amp) carried.dtype = "float32"; // autocast: float32 models
     if (name === "parabola") { // float64: autocast does not apply

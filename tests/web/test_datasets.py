@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from app.db import Database
+from app.engine.data import TABLES
 from app.engine.tables import dataset_id
 from app.main import create_app
 from app.settings import Settings
@@ -158,9 +159,9 @@ def test_the_upload_has_its_own_body_limit(server: Server) -> None:
     assert (r.status_code, r.json()) == (413, {"detail": words})
     assert server.db.dataset(dataset_id(over)) is None
     # every other body keeps its 16 KB: the exception is this one path
-    big_json = b'{"scenario": "neuron", "x": "' + b"y" * 20_000 + b'"}'
+    big_json = b'{"iterations": 1, "x": "' + b"y" * 20_000 + b'"}'
     r = server.http.post(
-        "/api/sessions", content=big_json, headers={"content-type": "application/json"}
+        "/api/sessions/none/run", content=big_json, headers={"content-type": "application/json"}
     )
     assert r.status_code == 413 and "request body too large" in r.json()["detail"]
 
@@ -283,3 +284,35 @@ def small_fuzz() -> Iterator[Server]:
         server = Server(app, base)
         yield server
         server.http.close()
+
+
+# -- a session on a dataset (your own model and data) -------------------------------------
+
+
+def test_a_session_on_a_dataset_replays_from_the_db_and_a_refusal_keeps_nothing(
+    server: Server,
+) -> None:
+    dataset = server.upload(IRIS).json()["id"]
+    spec = {
+        "model": [{"type": "Linear", "out_features": 2}],
+        "data": {"kind": "csv", "dataset": dataset, "target": "species"},
+        "validation": 0,
+    }
+    r = server.http.post("/api/sessions", json=spec)
+    assert r.status_code == 201, r.text
+    sid = r.json()["id"]
+    for entry in ("forward", "loss", "backward", "step"):
+        done = server.http.post(f"/api/sessions/{sid}/{entry}").json()
+    # out of memory, and the file out of the engine's cache: read back from the db
+    server.app.state.sessions.forget(sid)
+    TABLES.clear()
+    again = server.http.get(f"/api/sessions/{sid}").json()
+    assert again["params"] == done["params"] and again["loss"] == done["loss"]
+    logs = server.db.count()
+    for bad in (
+        {**spec, "model": [{"type": "Linear", "out_features": 3}]},  # 2 classes, 3 outputs
+        {**spec, "data": {**spec["data"], "target": "petal"}},
+        {**spec, "batch_size": 5000},
+    ):
+        assert server.http.post("/api/sessions", json=bad).status_code == 422
+    assert server.db.count() == logs  # nothing kept for a refused spec

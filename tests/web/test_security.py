@@ -146,14 +146,27 @@ def test_root_path_must_be_a_path(value: str) -> None:
         Settings(root_path=value)
 
 
+# a route held to the general limit (a create or a check has its own, for a spec's points)
+LINE = "/api/sessions/none/run"
+
+
 def test_a_body_over_the_limit_is_413(client: httpx.Client) -> None:
-    r = client.post("/api/sessions", content=b" " * (MAX_BODY + 1), headers=json_type())
+    r = client.post(LINE, content=b" " * (MAX_BODY + 1), headers=json_type())
     assert r.status_code == 413
     assert "too large" in r.json()["detail"]
     assert r.headers["x-content-type-options"] == "nosniff"
     # a body at the limit is read (and rejected as bad JSON, not as too large)
-    r = client.post("/api/sessions", content=b" " * MAX_BODY, headers=json_type())
+    r = client.post(LINE, content=b" " * MAX_BODY, headers=json_type())
     assert r.status_code == 422
+
+
+def test_a_create_takes_a_spec_up_to_its_own_limit(client: httpx.Client) -> None:
+    limit = Settings().spec_max_body
+    r = client.post("/api/sessions", content=b" " * (limit + 1), headers=json_type())
+    assert r.status_code == 413
+    assert r.json() == {"detail": f"a spec is at most {limit} bytes (LOOP_STEPPER_SPEC_MAX_BODY)"}
+    r = client.post("/api/models/check", content=b" " * limit, headers=json_type())
+    assert r.status_code == 422  # read whole: bad JSON, not too large
 
 
 def test_a_chunked_body_over_the_limit_is_413(client: httpx.Client) -> None:
@@ -161,7 +174,7 @@ def test_a_chunked_body_over_the_limit_is_413(client: httpx.Client) -> None:
         for _ in range(64):  # 64 KiB in 1 KiB chunks, no Content-Length
             yield b" " * 1024
 
-    r = client.post("/api/sessions", content=chunks(), headers=json_type())
+    r = client.post(LINE, content=chunks(), headers=json_type())
     assert r.status_code == 413
     assert r.json() == {"detail": f"request body too large: at most {MAX_BODY} bytes"}
 
