@@ -20,10 +20,11 @@ from app.lectures.broadcast import Alone
 from app.lectures.hub import LectureHub
 from app.lectures.relay import Relay
 from app.log.records import Setup
+from app.lti import Lti
 from app.sessions.copies import Copies
 from app.sessions.live import Hooks, LiveSessions
 from app.settings import Settings
-from app.web import api, compression, docs, errors, lectures, pages, polls, predict, security
+from app.web import api, compression, docs, errors, lectures, lti, pages, polls, predict, security
 from app.web.datasets import body_limits
 from app.web.datasets import router as datasets_router
 from app.web.lane import ClickLane
@@ -96,7 +97,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.copies = Copies(sessions)
     app.state.hub = hub
     app.state.pool = pool
-    bodies = body_limits(settings)  # a CSV dataset's upload has its own body limit
+    # LTI 1.3 (issue 30): None, and every /lti route a 404, when no platform is configured
+    app.state.lti = Lti.from_settings(db, settings.lti_config, settings.lti_key)
+    # a CSV dataset's upload and an LTI launch have their own body limits
+    bodies = body_limits(settings) | lti.body_limits()
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by, bodies)
     compression.install(app)
     app.add_middleware(LightFirst, priority=pool.priority)  # outside gzip
@@ -118,6 +122,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(lectures.router)
     app.include_router(polls.router)
     app.include_router(datasets_router)
+    app.include_router(lti.router)
     app.include_router(pages.router)
     app.include_router(docs.router)
     errors.install(app)

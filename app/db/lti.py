@@ -41,9 +41,10 @@ class StoredLaunch:
 _LAUNCH = "issuer, deployment, link, sub, client_id, session, roles, lineitem, name"
 
 
-def _launch(row: tuple[str, ...]) -> StoredLaunch:
-    roles = tuple(str(r) for r in json.loads(row[6]))
-    return StoredLaunch(*row[:6], roles, row[7], row[8])  # type: ignore[arg-type]
+def _launch(row: tuple[str | None, ...]) -> StoredLaunch:
+    issuer, deployment, link, sub, client_id, session = (str(v) for v in row[:6])
+    roles = tuple(str(r) for r in json.loads(str(row[6])))
+    return StoredLaunch(issuer, deployment, link, sub, client_id, session, roles, row[7], row[8])
 
 
 class LtiTables:

@@ -75,7 +75,12 @@ class Launch:
 
     @property
     def teaching(self) -> bool:
-        return any(role_name(r) in TEACHING for r in self.roles)
+        return teaching(self.roles)
+
+
+def teaching(roles: Iterable[str]) -> bool:
+    """Instructor, Administrator, TeachingAssistant (or ContentDeveloper) among ``roles``."""
+    return any(role_name(r) in TEACHING for r in roles)
 
 
 def role_name(role: str) -> str:
