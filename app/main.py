@@ -98,7 +98,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.hub = hub
     app.state.pool = pool
     # LTI 1.3 (issue 30): None, and every /lti route a 404, when no platform is configured
-    app.state.lti = Lti.from_settings(db, settings.lti_config, settings.lti_key)
+    try:
+        app.state.lti = Lti.from_settings(db, settings.lti_config, settings.lti_key)
+    except BaseException:  # a bad configuration stops the start: the database let go first
+        sessions.close()
+        raise
     # a CSV dataset's upload and an LTI launch have their own body limits
     bodies = body_limits(settings) | lti.body_limits()
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by, bodies)

@@ -72,7 +72,7 @@ async def form(request: Request) -> dict[str, str]:
         pairs = list(request.query_params.multi_items())
     else:
         body = (await request.body()).decode("utf-8", "replace")
-        pairs = urllib.parse.parse_qsl(body, max_num_fields=MAX_FIELDS)
+        pairs = urllib.parse.parse_qsl(body, keep_blank_values=True, max_num_fields=MAX_FIELDS)
     return {k: v for k, v in pairs}
 
 
@@ -88,7 +88,8 @@ async def login(request: Request) -> Response:
     """OIDC third-party login initiation → 302 to the platform's authorization endpoint."""
     lti = tool(request)
     params = await form(request)
-    redirect_uri = str(request.url_for("lti_launch"))
+    # by hand: url_for would walk the click lane's route, which names no paths
+    redirect_uri = str(request.base_url).rstrip("/") + LAUNCH_PATH
     try:
         done = await anyio.to_thread.run_sync(lti.login, params, redirect_uri)
     except Refused as error:
