@@ -25,8 +25,8 @@ from typing import Any, Protocol, Unpack
 
 from app.db.copies import Forked
 from app.db.lectures import EVENTS_KEPT, StoredLecture
-from app.db.lti import StoredLaunch
 from app.db.logs import DAY, DatabaseUnavailable, Limits, NotOwner, StorageFull
+from app.db.lti import StoredLaunch
 from app.db.reading import NoSuchLog
 from app.db.schema import SCHEMA
 from app.db.shared import Shared, SharedListener
@@ -49,8 +49,8 @@ __all__ = [
     "SharedListener",
     "SqliteDatabase",
     "StorageFull",
-    "StoredLaunch",
     "Store",
+    "StoredLaunch",
     "StoredLecture",
     "open_database",
 ]

@@ -25,8 +25,8 @@ from typing import Any, TypedDict
 
 from app.db.copies import BASE_GRACE, LogCopies
 from app.db.datasets import DatasetTables
-from app.db.lti import LtiTables
 from app.db.lectures import LectureTables
+from app.db.lti import LtiTables
 from app.db.reading import NoSuchLog
 from app.db.sql import Cursor, dumps
 from app.engine import LabState
