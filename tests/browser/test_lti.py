@@ -3,9 +3,17 @@ tab's own and drops the parameter from the address bar."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
+
+from app.settings import Settings
+from support.serve import serve
+from tests.support.fake_lms import FakeLms, fake_lms
 
 from .conftest import Watch
 from .test_page import value
@@ -34,3 +42,35 @@ def test_a_launched_session_opens_and_leaves_the_address_bar(
     page.wait_for_selector("body[data-ready='1']")
     assert "session=" not in page.url and value(page, "Parameters", "weight") == "2.35"
     expect(page.locator("#problem")).to_be_hidden()
+
+
+@pytest.fixture()
+def lms_and_tool(tmp_path: Path) -> Iterator[tuple[FakeLms, str]]:
+    """A fake LMS and a tool that trusts it and lets it frame the page (another origin)."""
+    with fake_lms() as lms:
+        config = tmp_path / "lti.json"
+        config.write_text(json.dumps(lms.config()))
+        settings = Settings(data=str(tmp_path), lti_config=str(config), frame_ancestors=lms.url)
+        with serve(settings) as url:
+            lms.tool = url
+            yield lms, url
+
+
+def test_a_launch_inside_the_lms_iframe(page: Page, lms_and_tool: tuple[FakeLms, str]) -> None:
+    """The LMS's course page frames its link; the browser goes through the tool's login, the
+    LMS's authorization endpoint and the tool's launch, and the stepper opens in the frame on
+    the link's setup, its first line runnable."""
+    lms, _ = lms_and_tool
+    setup = {"scenario": "neuron", "lr": 0.1}
+    page.goto(lms.course_url(link="week-3", custom={"setup": json.dumps(setup)}))
+    frame = page.frame_locator("iframe[title='Loop Stepper']")
+    expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
+    expect(frame.get_by_label("lr")).to_have_value("0.1")
+    inner = next(f for f in page.frames if f.url.startswith(lms.tool))
+    assert "session=" not in inner.url and "lr=0.1" in inner.url
+    for _ in range(5):
+        frame.get_by_role("button", name="Next line").click()
+    expect(
+        frame.locator('section[aria-label="Parameters"] .tensor[data-name="weight"] .tbody .value')
+    ).to_have_text("2.35")
+    assert [r["state"] for r in lms.auth_requests][-1]  # the tool's login reached the LMS

@@ -2,7 +2,8 @@
 to the tool as Moodle or Canvas would.
 
 - its own RSA key and JWKS (``/jwks``; ``rotate()`` makes a new key with a new kid)
-- login initiation (``/start?user=…&link=…``: the browser is sent to the tool's ``/lti/login``)
+- a course page with the tool in an iframe (``/course``), and login initiation (``/start``:
+  the browser is sent to the tool's ``/lti/login``)
 - an authorization endpoint (``/auth``) that checks the tool's request and auto-posts a signed
   id_token to the tool's launch, as a platform's form_post does
 - a token endpoint (``/token``) that verifies the tool's client-credentials JWT assertion
@@ -164,6 +165,13 @@ class FakeLms:
             self.pending[hint] = {"user": user, "link": link, "custom": custom}
         return f"{self.url}/start?hint={hint}"
 
+    def course_url(
+        self, user: User = STUDENT, link: str = "link-1", custom: dict[str, Any] | None = None
+    ) -> str:
+        """A course page of this LMS with the tool's link in an iframe, as Moodle shows it."""
+        start = urllib.parse.urlsplit(self.start_url(user, link, custom))
+        return f"{self.url}/course?{start.query}"
+
 
 def jwk(kid: str, key: rsa.RSAPrivateKey) -> dict[str, Any]:
     found: dict[str, Any] = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
@@ -221,6 +229,15 @@ class Handler(BaseHTTPRequestHandler):
             }
             where = f"{lms.tool}/lti/login?{urllib.parse.urlencode(login)}"
             self.send(302, "", headers={"Location": where})
+        elif parts.path == "/course":
+            src = html.escape(f"/start?hint={urllib.parse.quote(query.get('hint', ''))}")
+            self.send(
+                200,
+                "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+                "<title>Week 3: Fake LMS</title></head><body><h1>Week 3</h1>"
+                f"<iframe src='{src}' width='1100' height='700' title='Loop Stepper'>"
+                "</iframe></body></html>",
+            )
         elif parts.path == "/auth":
             self.authorize(query)
         elif parts.path == "/registration/openid-configuration":
