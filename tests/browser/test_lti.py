@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from app.settings import Settings
 from support.serve import serve
@@ -74,3 +74,28 @@ def test_a_launch_inside_the_lms_iframe(page: Page, lms_and_tool: tuple[FakeLms,
         frame.locator('section[aria-label="Parameters"] .tensor[data-name="weight"] .tbody .value')
     ).to_have_text("2.35")
     assert [r["state"] for r in lms.auth_requests][-1]  # the tool's login reached the LMS
+
+
+def test_a_launch_without_cookies_uses_the_platforms_storage(
+    page: Page, lms_and_tool: tuple[FakeLms, str]
+) -> None:
+    """Third-party cookies blocked (the state cookie is dropped on its way in): the login
+    stores the state in the LMS page's storage (lti.put_data), the launch reads it back
+    (lti.get_data) and posts it again, and the stepper opens all the same."""
+    lms, tool = lms_and_tool
+
+    def no_cookie(route: Route) -> None:
+        answer = route.fetch(max_redirects=0)
+        headers = {k: v for k, v in answer.headers.items() if k.lower() != "set-cookie"}
+        route.fulfill(response=answer, headers=headers)
+
+    page.route(f"{tool}/lti/login*", no_cookie)
+    page.goto(lms.course_url(link="storage", custom={"setup": '{"lr": 0.2}'}, storage=True))
+    frame = page.frame_locator("iframe[title='Loop Stepper']")
+    expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
+    expect(frame.get_by_label("lr")).to_have_value("0.2")
+    stored = page.evaluate("window.ltiStore")
+    state = lms.auth_requests[-1]["state"]
+    assert stored[f"{tool} state_{state}"] == state
+    assert stored[f"{tool} nonce_{lms.auth_requests[-1]['nonce']}"]
+    assert page.context.cookies(tool) == []  # no cookie did it

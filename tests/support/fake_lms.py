@@ -44,6 +44,27 @@ DEPLOYMENT = "deployment-1"
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 
 
+# LTI's client-side postMessage storage, as a platform's page answers it: put_data and get_data
+# from a frame, kept per the frame's origin (window.ltiStore, for a test to read)
+STORAGE = """<script>
+window.ltiStore = {};
+window.addEventListener("message", (event) => {
+  const m = event.data;
+  if (!m || typeof m.subject !== "string" || !event.source) return;
+  const key = `${event.origin} ${m.key}`;
+  const answer = { subject: `${m.subject}.response`, message_id: m.message_id, key: m.key };
+  if (m.subject === "lti.put_data") {
+    window.ltiStore[key] = m.value;
+    event.source.postMessage({ ...answer, value: m.value }, event.origin);
+  } else if (m.subject === "lti.get_data") {
+    const value = window.ltiStore[key];
+    event.source.postMessage(value === undefined ? { ...answer, error: { code: "bad_request" } }
+      : { ...answer, value }, event.origin);
+  }
+});
+</script>"""
+
+
 @dataclass
 class User:
     sub: str
@@ -166,11 +187,16 @@ class FakeLms:
         return f"{self.url}/start?hint={hint}"
 
     def course_url(
-        self, user: User = STUDENT, link: str = "link-1", custom: dict[str, Any] | None = None
+        self,
+        user: User = STUDENT,
+        link: str = "link-1",
+        custom: dict[str, Any] | None = None,
+        storage: bool = False,
     ) -> str:
-        """A course page of this LMS with the tool's link in an iframe, as Moodle shows it."""
+        """A course page of this LMS with the tool's link in an iframe, as Moodle shows it;
+        ``storage``: the page offers LTI's postMessage storage (``lti_storage_target``)."""
         start = urllib.parse.urlsplit(self.start_url(user, link, custom))
-        return f"{self.url}/course?{start.query}"
+        return f"{self.url}/course?{start.query}{'&storage=1' if storage else ''}"
 
 
 def jwk(kid: str, key: rsa.RSAPrivateKey) -> dict[str, Any]:
@@ -227,16 +253,20 @@ class Handler(BaseHTTPRequestHandler):
                 "client_id": CLIENT_ID,
                 "lti_deployment_id": DEPLOYMENT,
             }
+            if query.get("storage") == "1":
+                login["lti_storage_target"] = "_parent"
             where = f"{lms.tool}/lti/login?{urllib.parse.urlencode(login)}"
             self.send(302, "", headers={"Location": where})
         elif parts.path == "/course":
-            src = html.escape(f"/start?hint={urllib.parse.quote(query.get('hint', ''))}")
+            storage = query.get("storage") == "1"
+            hint = urllib.parse.quote(query.get("hint", ""))
+            src = html.escape(f"/start?hint={hint}{'&storage=1' if storage else ''}")
             self.send(
                 200,
                 "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
                 "<title>Week 3: Fake LMS</title></head><body><h1>Week 3</h1>"
                 f"<iframe src='{src}' width='1100' height='700' title='Loop Stepper'>"
-                "</iframe></body></html>",
+                f"</iframe>{STORAGE if storage else ''}</body></html>",
             )
         elif parts.path == "/auth":
             self.authorize(query)
