@@ -9,13 +9,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from app.settings import Settings
 from support.serve import serve
 from tests.support.fake_lms import FakeLms, fake_lms
 
 from .conftest import Watch
+from .test_a11y import AXE_CONTEXT, violations
 from .test_page import value
 
 pytestmark = pytest.mark.browser
@@ -99,3 +100,25 @@ def test_a_launch_without_cookies_uses_the_platforms_storage(
     assert stored[f"{tool} state_{state}"] == state
     assert stored[f"{tool} nonce_{lms.auth_requests[-1]['nonce']}"]
     assert page.context.cookies(tool) == []  # no cookie did it
+
+
+def test_the_refused_page_names_the_check_and_is_accessible(
+    browser: Browser, lms_and_tool: tuple[FakeLms, str]
+) -> None:
+    """A launch refused (here: no login before it, so no state) answers a page a screen reader
+    reads: its heading, the failed check by name; axe finds nothing."""
+    _, tool = lms_and_tool
+    context = browser.new_context(base_url=tool, **AXE_CONTEXT)
+    try:
+        page = context.new_page()
+        page.set_content(
+            f"<form method='post' action='{tool}/lti/launch'><input name='id_token' value='x'>"
+            "<input name='state' value='s'></form>"
+        )
+        with page.expect_navigation():
+            page.evaluate("document.forms[0].submit()")
+        expect(page.get_by_role("heading", level=1)).to_have_text("The LMS launch was refused")
+        expect(page.locator("#lti-check")).to_have_text("state")
+        assert violations(page) == []
+    finally:
+        context.close()

@@ -360,3 +360,17 @@ def test_the_key_file_setting(tmp_path: Path) -> None:
         assert app.state.lti.jwks() == {"keys": [key.jwk()]}
     finally:
         app.state.sessions.close()
+
+
+def test_post_login_and_the_launch_body_limit(c: httpx.Client, lms: FakeLms) -> None:
+    r = c.post("/lti/login", data={"iss": lms.issuer, "login_hint": "u2"})
+    assert r.status_code == 302
+    q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(r.headers["location"]).query))
+    assert q["login_hint"] == "u2" and q["client_id"] == CLIENT_ID and "lti_message_hint" not in q
+    state = q["state"]
+    # over the usual 16 KB body but under the launch's 64 KB: read, and refused as a token
+    r = post(c, "x" * 40_000, state, state)
+    assert r.status_code == 401 and check_of(r) == "id_token"
+    r = post(c, "x" * 70_000, state, state)
+    assert r.status_code == 413
+    assert r.json() == {"detail": "an LTI launch is at most 65536 bytes"}
