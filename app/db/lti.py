@@ -56,15 +56,17 @@ class LtiTables:
     @abstractmethod
     def _read(self) -> AbstractContextManager[Cursor]: ...
 
-    def lti_key(self, kid: str, pem: str) -> tuple[str, str]:
-        """The tool's key: the oldest kept, or (``kid``, ``pem``) kept now if there is none."""
+    def lti_key(self, make: Callable[[], tuple[str, str]]) -> tuple[str, str]:
+        """The tool's key (kid, PEM): the oldest kept, or ``make()``'s, kept now if there is
+        none (made inside the transaction: only ever at a first start)."""
         with self._tx() as db:
             found = db.execute("SELECT kid, pem FROM lti_keys ORDER BY created, kid").fetchone()
             if found is None:
+                found = make()
                 db.execute(
                     "INSERT INTO lti_keys (kid, pem, created) VALUES (?, ?, ?) "
                     "ON CONFLICT (kid) DO NOTHING",
-                    (kid, pem, self.clock()),
+                    (found[0], found[1], self.clock()),
                 )
                 found = db.execute("SELECT kid, pem FROM lti_keys ORDER BY created, kid").fetchone()
         return str(found[0]), str(found[1])

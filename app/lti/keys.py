@@ -56,6 +56,10 @@ def tool_key(db: Database, path: str = "") -> ToolKey:
     """The PEM file at ``path``, else the db's key (made and kept now if it has none)."""
     if path:
         return ToolKey.from_pem(Path(path).read_bytes())
-    fresh = ToolKey.made()
-    _, pem = db.lti_key(fresh.kid, fresh.pem())
+
+    def make() -> tuple[str, str]:
+        fresh = ToolKey.made()
+        return fresh.kid, fresh.pem()
+
+    _, pem = db.lti_key(make)
     return ToolKey.from_pem(pem.encode())

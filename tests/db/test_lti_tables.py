@@ -14,7 +14,7 @@ def test_the_key_is_made_once_and_kept(make_db: Callable[..., Database]) -> None
     first = tool_key(make_db("k"))
     again = tool_key(make_db("k"))  # another process on the same store, or a restart
     assert again.kid == first.kid and again.jwk() == first.jwk()
-    assert make_db("k").lti_key("other", "pem") == (first.kid, first.pem())
+    assert make_db("k").lti_key(lambda: ("other", "pem")) == (first.kid, first.pem())
     other = ToolKey.made()
     assert tool_key(make_db("elsewhere")).kid != other.kid
 
