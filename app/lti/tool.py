@@ -228,16 +228,20 @@ class Lti:
         """Every check of the id_token, in turn; the nonce is used only when all passed.
         ``bound_state``: the state this browser holds (its cookie, or the platform storage's
         copy posted back by the launch page); None when it holds none."""
-        if not state or bound_state is None or not secrets.compare_digest(state, bound_state):
+        if (
+            not state
+            or bound_state is None
+            or not secrets.compare_digest(state.encode(), bound_state.encode())
+        ):
             raise Refused("state", "the state does not match this browser's login", 403)
         if not id_token or len(id_token) > MAX_TOKEN:
             raise Refused("id_token", "no id_token, or one over 32 KB")
         try:
             header = jwt.get_unverified_header(id_token)
             unverified = jwt.decode(id_token, options={"verify_signature": False})
-        except jwt.PyJWTError as error:
+        except (jwt.PyJWTError, ValueError, RecursionError) as error:
             raise Refused("id_token", f"the id_token is not a JWT: {error}") from None
-        if header.get("alg") != "RS256":
+        if not isinstance(unverified, dict) or header.get("alg") != "RS256":
             raise Refused("alg", "the id_token is not signed with RS256")
         issuer = unverified.get("iss")
         platforms = [p for p in self.platforms() if p.issuer == issuer]

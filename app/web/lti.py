@@ -72,7 +72,10 @@ async def form(request: Request) -> dict[str, str]:
         pairs = list(request.query_params.multi_items())
     else:
         body = (await request.body()).decode("utf-8", "replace")
-        pairs = urllib.parse.parse_qsl(body, keep_blank_values=True, max_num_fields=MAX_FIELDS)
+        try:
+            pairs = urllib.parse.parse_qsl(body, keep_blank_values=True, max_num_fields=MAX_FIELDS)
+        except ValueError:
+            raise HTTPException(400, f"a form of at most {MAX_FIELDS} fields") from None
     return {k: v for k, v in pairs}
 
 
@@ -207,7 +210,7 @@ def new_session(copies: Copies, custom: dict[str, Any]) -> str:
     raw = custom.get("setup", "{}")
     try:
         body = CreateSession.model_validate(json.loads(raw) if isinstance(raw, str) else raw)
-    except (ValueError, pydantic.ValidationError) as error:
+    except (ValueError, RecursionError, pydantic.ValidationError) as error:
         raise Refused(
             "custom", f"the custom setup is not a session's setup: {error}", 400
         ) from None

@@ -164,6 +164,8 @@ def test_state_mismatch_refused(c: httpx.Client, lms: FakeLms, tool: tuple[str, 
     for bound in (other, None, ""):  # another login's state, no cookie, an empty one
         r = post(c, token, state, bound)
         assert r.status_code == 403 and check_of(r) == "state", r.text
+    r = c.post("/lti/launch", data={"id_token": token, "state": "é", "lti_storage_state": "ü"})
+    assert r.status_code == 403 and check_of(r) == "state", r.text
     r = post(c, token, other, other)  # the state of another login: its nonce is not this one
     assert r.status_code == 401 and check_of(r) == "nonce"
     assert counts(app) == before
@@ -374,3 +376,26 @@ def test_post_login_and_the_launch_body_limit(c: httpx.Client, lms: FakeLms) -> 
     r = post(c, "x" * 70_000, state, state)
     assert r.status_code == 413
     assert r.json() == {"detail": "an LTI launch is at most 65536 bytes"}
+
+
+def test_malformed_input_is_a_4xx_never_a_500(c: httpx.Client, lms: FakeLms) -> None:
+    state, nonce = login(c, lms)
+    fields = "&".join(f"f{i}=1" for i in range(40))
+    r = c.post(
+        "/lti/launch", content=fields, headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert r.status_code == 400 and r.json() == {"detail": "a form of at most 16 fields"}
+    deep = "[" * 20_000 + "]" * 20_000
+    for token in (
+        "not.a.jwt",
+        "x",
+        jwt.utils.base64url_encode(b'{"alg":"RS256"}').decode()
+        + "."
+        + jwt.utils.base64url_encode(deep.encode()).decode()
+        + ".c2ln",
+    ):
+        r = post(c, token, state, state)
+        assert r.status_code == 401 and check_of(r) == "id_token", r.text
+    deep_setup = {"setup": "[" * 5_000 + "]" * 5_000}
+    r = post(c, lms.id_token(nonce, link="deep", custom=deep_setup), state, state)
+    assert r.status_code == 400 and check_of(r) == "custom"
