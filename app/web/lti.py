@@ -18,12 +18,14 @@ import pydantic
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, Field
 
 from app.db import StoredLaunch
 from app.lti import Launch, Lti, Refused
 from app.lti.tool import teaching
 from app.sessions.copies import Copies
 from app.sessions.live import UnknownSession
+from app.web.answers import Problem
 from app.web.pool import HeavyPool
 from app.web.schemas import CreateSession, setup_of
 from app.web.security import BodyLimit
@@ -79,14 +81,20 @@ async def form(request: Request) -> dict[str, str]:
     return {k: v for k, v in pairs}
 
 
-@router.get("/jwks")
+OFF: dict[int | str, dict[str, Any]] = {
+    404: {"model": Problem, "description": "LTI is not configured on this server"}
+}
+
+
+@router.get("/jwks", responses=OFF)
 def jwks(request: Request) -> dict[str, Any]:
     """The tool's public key (RS256, with its ``kid``): what a platform verifies the tool's
     signed messages with."""
     return tool(request).jwks()
 
 
-@router.api_route("/login", methods=["GET", "POST"], response_class=HTMLResponse)
+# the LMS's and its browser's, not the JSON API's: HTML pages and redirects, out of /docs
+@router.api_route("/login", methods=["GET", "POST"], include_in_schema=False)
 async def login(request: Request) -> Response:
     """OIDC third-party login initiation → 302 to the platform's authorization endpoint."""
     lti = tool(request)
@@ -121,7 +129,7 @@ async def login(request: Request) -> Response:
     return answer
 
 
-@router.post("/launch", name="lti_launch", response_class=HTMLResponse, status_code=303)
+@router.post("/launch", include_in_schema=False)
 async def launch(request: Request) -> Response:
     """The platform's launch (``id_token``, ``state``): every check, then 303 to the session."""
     lti = tool(request)
@@ -156,7 +164,19 @@ async def launch(request: Request) -> Response:
     return answer
 
 
-@router.get("/me")
+class MeOut(BaseModel):
+    session: str
+    roles: list[str] = Field(description="the launch's LTI roles, as the LMS sent them")
+    teaching: bool = Field(
+        description="Instructor, Administrator, TeachingAssistant or ContentDeveloper"
+    )
+
+
+@router.get(
+    "/me",
+    response_model=MeOut,
+    responses={404: {"model": Problem, "description": "LTI off, or no launch made it"}},
+)
 def me(request: Request, session: str = Query(min_length=1, max_length=64)) -> JSONResponse:
     """Who launched ``session`` from an LMS: their roles, and whether they teach (the page's
     instructor view). The session id is the capability, as for every session route."""
