@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import tempfile
 import time
@@ -24,7 +25,7 @@ from fastapi import FastAPI
 from app.lti.keys import ToolKey
 from app.main import create_app
 from app.settings import Settings
-from support.serve import serve_app
+from support.serve import schema_url, serve_app
 from tests.support.fake_lms import CLIENT_ID, DEPLOYMENT, STUDENT, TEACHER, FakeLms, User, fake_lms
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -36,12 +37,18 @@ def lms() -> Iterator[FakeLms]:
         yield found
 
 
-@pytest.fixture(scope="module")
-def tool(lms: FakeLms, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, FastAPI]]:
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def tool(
+    request: pytest.FixtureRequest, lms: FakeLms, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, FastAPI]]:
+    """The tool trusting the fake LMS, its store on SQLite, then on PostgreSQL."""
     folder = tmp_path_factory.mktemp("lti")
     config = folder / "lti.json"
     config.write_text(json.dumps(lms.config()))
-    app = create_app(Settings(data=str(folder), lti_config=str(config)))
+    database = ""
+    if request.param == "postgres":
+        database = schema_url(request.getfixturevalue("postgres_url"), f"lti_{os.getpid()}")
+    app = create_app(Settings(data=str(folder), lti_config=str(config), database_url=database))
     with serve_app(app) as url:
         lms.tool = url
         yield url, app
