@@ -337,7 +337,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.send(415, "not a score")
             else:
                 with lms.lock:
-                    lms.scores.append({"lineitem": path[: -len("/scores")], **json.loads(body)})
+                    lms.scores.append(
+                        {"lineitem": lms.url + path[: -len("/scores")], **json.loads(body)}
+                    )
                 self.send(200, "", "application/json")
         elif path == "/deep_link_return":
             form = dict(urllib.parse.parse_qsl(body.decode()))

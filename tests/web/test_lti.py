@@ -406,3 +406,71 @@ def test_malformed_input_is_a_4xx_never_a_500(c: httpx.Client, lms: FakeLms) -> 
     deep_setup = {"setup": "[" * 5_000 + "]" * 5_000}
     r = post(c, lms.id_token(nonce, link="deep", custom=deep_setup), state, state)
     assert r.status_code == 400 and check_of(r) == "custom"
+
+
+def test_the_fake_lms_checks_the_tools_assertion_and_records_scores(
+    lms: FakeLms, tool: tuple[str, FastAPI]
+) -> None:
+    """The fake LMS's endpoints for the second round (AGS, deep linking, registration) do
+    what a platform does: a bearer token only for an assertion the tool's JWKS verifies."""
+    key: ToolKey = tool[1].state.lti.key
+    now = int(time.time())
+    claims = {
+        "iss": CLIENT_ID,
+        "sub": CLIENT_ID,
+        "aud": f"{lms.url}/token",
+        "iat": now,
+        "exp": now + 60,
+        "jti": "j1",
+    }
+
+    def grant(assertion: str) -> httpx.Response:
+        return httpx.post(
+            f"{lms.url}/token",
+            data={
+                "grant_type": "client_credentials",
+                "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                "client_assertion": assertion,
+                "scope": "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+            },
+        )
+
+    signed = jwt.encode(claims, key.private, algorithm="RS256", headers={"kid": key.kid})
+    forged = jwt.encode(claims, OTHER, algorithm="RS256", headers={"kid": key.kid})
+    assert grant(forged).status_code == 401
+    answer = grant(signed)
+    assert answer.status_code == 200 and answer.json()["token_type"] == "Bearer"
+    bearer = answer.json()["access_token"]
+    score = {
+        "userId": "student-1",
+        "scoreGiven": 1,
+        "scoreMaximum": 2,
+        "activityProgress": "InProgress",
+        "gradingProgress": "FullyGraded",
+        "timestamp": "2026-12-03T07:00:00Z",
+    }
+    kind = {"Content-Type": "application/vnd.ims.lis.v1.score+json"}
+    url = f"{lms.url}/lineitems/1/scores"
+    before = len(lms.scores)
+    assert httpx.post(url, json=score, headers=kind).status_code == 401
+    lms.down = True
+    try:
+        down = httpx.post(
+            url, content=json.dumps(score), headers={**kind, "Authorization": f"Bearer {bearer}"}
+        )
+        assert down.status_code == 503
+    finally:
+        lms.down = False
+    r = httpx.post(
+        url, content=json.dumps(score), headers={**kind, "Authorization": f"Bearer {bearer}"}
+    )
+    assert r.status_code == 200
+    assert lms.scores[before:] == [{"lineitem": f"{lms.url}/lineitems/1", **score}]
+    config = httpx.get(f"{lms.url}/registration/openid-configuration").json()
+    assert config["issuer"] == lms.issuer
+    assert config["registration_endpoint"] == f"{lms.url}/registration"
+    registered = httpx.post(config["registration_endpoint"], json={"client_name": "Loop Stepper"})
+    assert registered.json()["client_name"] == "Loop Stepper"
+    assert registered.json()["client_id"].startswith("reg-")
+    assert httpx.post(f"{lms.url}/deep_link_return", data={"JWT": "a.b.c"}).status_code == 200
+    assert lms.deep_links[-1] == {"JWT": "a.b.c"}
