@@ -224,10 +224,17 @@ class Lti:
 
     # -- launch ---------------------------------------------------------------------------
 
-    def launch(self, id_token: str, state: str, bound_state: str | None) -> Launch:
+    def launch(
+        self,
+        id_token: str,
+        state: str,
+        bound_state: str | None,
+        message_types: tuple[str, ...] = MESSAGE_TYPES,
+    ) -> Launch:
         """Every check of the id_token, in turn; the nonce is used only when all passed.
         ``bound_state``: the state this browser holds (its cookie, or the platform storage's
-        copy posted back by the launch page); None when it holds none."""
+        copy posted back by the launch page); None when it holds none. ``message_types``:
+        those the caller serves (the others are refused before the nonce is used)."""
         if (
             not state
             or bound_state is None
@@ -259,7 +266,7 @@ class Lti:
             raise Refused("kid", "the id_token's header has no kid")
         key = self.key_sets.key(platform.key_set_url, kid)
         claims = self._verified(id_token, key, platform)
-        return self._checked(claims, platform, state)
+        return self._checked(claims, platform, state, message_types)
 
     def _verified(self, id_token: str, key: jwt.PyJWK, platform: Platform) -> dict[str, Any]:
         try:
@@ -284,11 +291,13 @@ class Lti:
             raise Refused("id_token", f"the id_token is refused: {error}") from None
         return claims
 
-    def _checked(self, claims: dict[str, Any], platform: Platform, state: str) -> Launch:
+    def _checked(
+        self, claims: dict[str, Any], platform: Platform, state: str, served: tuple[str, ...]
+    ) -> Launch:
         if claims.get(LTI + "version") != "1.3.0":
             raise Refused("version", "the LTI version is not 1.3.0", 403)
         message_type = claims.get(LTI + "message_type")
-        if message_type not in MESSAGE_TYPES:
+        if message_type not in served:
             raise Refused("message_type", f"the message type {message_type!r} is not served", 403)
         deployment = claims.get(LTI + "deployment_id")
         if deployment not in platform.deployment_ids:

@@ -130,6 +130,12 @@ REFUSED: list[tuple[str, dict[str, Any], str, int]] = [
     ("unknown deployment", {"lti_deployment_id": "deployment-9"}, "deployment_id", 403),
     ("wrong version", {"lti_version": "1.1.0"}, "version", 403),
     ("wrong message_type", {"lti_message_type": "LtiSubmissionReviewRequest"}, "message_type", 403),
+    (
+        "deep linking, not yet served",
+        {"lti_message_type": "LtiDeepLinkingRequest"},
+        "message_type",
+        403,
+    ),
     ("no resource link", {"lti_resource_link": None}, "resource_link", 401),
 ]
 
