@@ -137,21 +137,12 @@ async def launch(request: Request) -> Response:
     params = await form(request)
     token, state = params.get("id_token", ""), params.get("state", "")
     bound = request.cookies.get(COOKIE + state) if state else None
-    if bound is None and "lti_storage_state" in params:
+    if bound is None and "lti_storage_state" in params:  # read back by the page below
         bound = params["lti_storage_state"] or None
-    elif bound is None and state and token:
-        where = await anyio.to_thread.run_sync(lti.storage_of, state, token)
-        if where is not None:  # no cookie (an iframe): ask the platform's storage for it
-            storage = {
-                "action": "get",
-                "target": where[0],
-                "origin": where[1],
-                "state": state,
-                "nonce": "",
-                "next": "",
-                "id_token": token,
-            }
-            return page(request, "Signing in", "Signing in through your LMS…", storage=storage)
+    elif bound is None:  # no cookie (an iframe): a page asks the platform's storage for it
+        asking = await storage_page(request, lti, token, state)
+        if asking is not None:
+            return asking
     try:
         # deep linking (LtiDeepLinkingRequest) comes in the second round: refused for now
         checked = await anyio.to_thread.run_sync(lti.launch, token, state, bound, SERVED)
@@ -162,6 +153,27 @@ async def launch(request: Request) -> Response:
     answer = RedirectResponse(f"{root(request)}/?session={session_id}", status_code=303)
     answer.delete_cookie(COOKIE + state, path="/", secure=True, httponly=True, samesite="none")
     return answer
+
+
+async def storage_page(request: Request, lti: Lti, token: str, state: str) -> Response | None:
+    """The page that reads the state back from the platform's storage and posts the launch
+    again (lti-storage.js), or None when its login was offered no storage."""
+    if not state or not token:
+        return None
+    where = await anyio.to_thread.run_sync(lti.storage_of, state, token)
+    if where is None:
+        return None
+    target, platform_origin = where
+    storage = {
+        "action": "get",
+        "target": target,
+        "origin": platform_origin,
+        "state": state,
+        "nonce": "",
+        "next": "",
+        "id_token": token,
+    }
+    return page(request, "Signing in", "Signing in through your LMS…", storage=storage)
 
 
 class MeOut(BaseModel):
