@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from app.db import Database
+from app.lti.config import ConfigError
 
 
 def _b64(number: int) -> str:
@@ -55,7 +56,10 @@ class ToolKey:
 def tool_key(db: Database, path: str = "") -> ToolKey:
     """The PEM file at ``path``, else the db's key (made and kept now if it has none)."""
     if path:
-        return ToolKey.from_pem(Path(path).read_bytes())
+        try:
+            return ToolKey.from_pem(Path(path).read_bytes())
+        except (OSError, ValueError, TypeError) as error:
+            raise ConfigError(f"LOOP_STEPPER_LTI_KEY: {path}: {error}") from None
 
     def make() -> tuple[str, str]:
         fresh = ToolKey.made()

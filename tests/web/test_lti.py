@@ -9,6 +9,8 @@ import html
 import json
 import os
 import re
+import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
@@ -480,3 +482,46 @@ def test_the_fake_lms_checks_the_tools_assertion_and_records_scores(
     assert registered.json()["client_id"].startswith("reg-")
     assert httpx.post(f"{lms.url}/deep_link_return", data={"JWT": "a.b.c"}).status_code == 200
     assert lms.deep_links[-1] == {"JWT": "a.b.c"}
+
+
+def test_loop_stepper_says_what_is_wrong_with_the_lti_settings(tmp_path: Path) -> None:
+    config = tmp_path / "lti.json"
+    config.write_text("{not json")
+    (tmp_path / "bad.pem").write_text("not a key")
+    good = tmp_path / "good.json"
+    good.write_text(
+        json.dumps(
+            {
+                "https://lms": [
+                    {
+                        "client_id": "x",
+                        "deployment_ids": ["1"],
+                        "auth_login_url": "https://lms/a",
+                        "auth_token_url": "https://lms/t",
+                        "key_set_url": "https://lms/k",
+                    }
+                ]
+            }
+        )
+    )
+    root = Path(__file__).resolve().parents[2]
+    for env, said in (
+        ({"LOOP_STEPPER_LTI_CONFIG": str(config)}, f"{config} is not JSON"),
+        (
+            {
+                "LOOP_STEPPER_LTI_CONFIG": str(good),
+                "LOOP_STEPPER_LTI_KEY": str(tmp_path / "bad.pem"),
+            },
+            "LOOP_STEPPER_LTI_KEY",
+        ),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", "--port", "0"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONPATH": str(root), "LOOP_STEPPER_DATA": str(tmp_path), **env},
+        )
+        assert done.returncode == 1 and done.stderr.startswith("loop-stepper: "), done.stderr
+        assert said in done.stderr and "Traceback" not in done.stderr
