@@ -26,7 +26,7 @@ from typing import Any, Protocol, Unpack
 from app.db.copies import Forked
 from app.db.lectures import EVENTS_KEPT, StoredLecture
 from app.db.logs import DAY, DatabaseUnavailable, Limits, NotOwner, StorageFull
-from app.db.lti import StoredLaunch
+from app.db.lti import PendingScore, StoredLaunch
 from app.db.reading import NoSuchLog
 from app.db.schema import SCHEMA
 from app.db.shared import Shared, SharedListener
@@ -45,6 +45,7 @@ __all__ = [
     "Listener",
     "NoSuchLog",
     "NotOwner",
+    "PendingScore",
     "Shared",
     "SharedListener",
     "SqliteDatabase",
@@ -127,6 +128,12 @@ class Database(Protocol):
     ) -> StoredLaunch | None: ...
     def lti_launch_of(self, session: str) -> StoredLaunch | None: ...
     def save_lti_launch(self, launch: StoredLaunch) -> None: ...
+    def add_lti_score(
+        self, score_id: str, issuer: str, client_id: str, lineitem: str, body: str, due: float
+    ) -> None: ...
+    def due_lti_scores(self, limit: int = 100) -> list[PendingScore]: ...
+    def lti_score_sent(self, score_id: str) -> None: ...
+    def lti_score_failed(self, score_id: str, due: float) -> None: ...
 
     # between processes (None / nothing on SQLite)
     def shared(self) -> Shared | None:

@@ -9,7 +9,8 @@ dialects, mixed into both databases over their ``_tx`` and ``_read``; what it me
   once (``use_lti_nonce``). Expired ones are deleted at the next login.
 - ``lti_launches``: one row a user (``sub``) on a resource link of a deployment: their session,
   roles, the AGS lineitem and a name when given. A second launch finds the same session.
-- ``lti_scores``: scores for a platform that was down, retried later (the second round).
+- ``lti_scores``: scores for a platform that was down, retried at ``due`` (``tries`` so far);
+  sent, a score's row is deleted (AGS, the second round).
 """
 
 from __future__ import annotations
@@ -36,6 +37,18 @@ class StoredLaunch:
     roles: tuple[str, ...]
     lineitem: str | None
     name: str | None
+
+
+@dataclass(frozen=True)
+class PendingScore:
+    """A score kept for its platform: the AGS score JSON (``body``) for ``lineitem``."""
+
+    id: str
+    issuer: str
+    client_id: str
+    lineitem: str
+    body: str
+    tries: int
 
 
 _LAUNCH = "issuer, deployment, link, sub, client_id, session, roles, lineitem, name"
@@ -157,4 +170,41 @@ class LtiTables:
                     launch.name,
                     self.clock(),
                 ),
+            )
+
+    # -- scores for a platform that was down (AGS, the second round) -----------------------
+
+    def add_lti_score(
+        self, score_id: str, issuer: str, client_id: str, lineitem: str, body: str, due: float
+    ) -> None:
+        """Keep a score to post to ``lineitem`` at ``due`` (a second add of an id: nothing)."""
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO lti_scores (id, issuer, client_id, lineitem, body, due) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (score_id, issuer, client_id, lineitem, body, due),
+            )
+
+    def due_lti_scores(self, limit: int = 100) -> list[PendingScore]:
+        """The scores due now, the longest waiting first."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT id, issuer, client_id, lineitem, body, tries FROM lti_scores "
+                "WHERE due <= ? ORDER BY due, id LIMIT ?",
+                (self.clock(), limit),
+            ).fetchall()
+        return [
+            PendingScore(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), int(r[5]))
+            for r in rows
+        ]
+
+    def lti_score_sent(self, score_id: str) -> None:
+        with self._tx() as db:
+            db.execute("DELETE FROM lti_scores WHERE id = ?", (score_id,))
+
+    def lti_score_failed(self, score_id: str, due: float) -> None:
+        """The platform refused or was down: one try more, the next at ``due``."""
+        with self._tx() as db:
+            db.execute(
+                "UPDATE lti_scores SET tries = tries + 1, due = ? WHERE id = ?", (due, score_id)
             )

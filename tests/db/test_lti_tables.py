@@ -60,3 +60,22 @@ def test_launches_and_platforms(make_db: Callable[..., Database]) -> None:
     db.save_lti_platform("https://lms", "c9", '{"client_id": "c9"}')
     db.save_lti_platform("https://lms", "c9", '{"client_id": "c9", "x": 1}')
     assert db.lti_platforms() == [("https://lms", "c9", '{"client_id": "c9", "x": 1}')]
+
+
+def test_scores_wait_for_their_platform(make_db: Callable[..., Database]) -> None:
+    db = make_db()
+    now = time.time()
+    body = '{"userId":"sub-1","scoreGiven":1,"scoreMaximum":2}'
+    db.add_lti_score("s1", "https://lms", "c1", "https://lms/lineitems/7", body, now - 5)
+    db.add_lti_score("s2", "https://lms", "c1", "https://lms/lineitems/7", body, now + 600)
+    db.add_lti_score("s1", "https://lms", "c1", "https://lms/lineitems/7", "{}", now)  # again
+    due = db.due_lti_scores()
+    assert [(s.id, s.lineitem, s.body, s.tries) for s in due] == [
+        ("s1", "https://lms/lineitems/7", body, 0)
+    ]
+    db.lti_score_failed("s1", now + 30)  # the platform is down: later
+    assert db.due_lti_scores() == []
+    db.lti_score_failed("s1", now - 1)
+    assert [(s.id, s.tries) for s in make_db().due_lti_scores()] == [("s1", 2)]
+    db.lti_score_sent("s1")
+    assert db.due_lti_scores() == [] and db.due_lti_scores(limit=0) == []
