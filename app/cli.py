@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from app.db import DatabaseUnavailable, backup
 from app.db.schema import SchemaTooNew
+from app.lti import ConfigError
 from app.main import create_app
 from app.settings import Settings
 
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     trusted = settings.forwarded_allow_ips.strip()
     try:
         app = create_app(settings)
-    except (SchemaTooNew, DatabaseUnavailable) as error:  # said plainly, not as a traceback
+    except (SchemaTooNew, DatabaseUnavailable, ConfigError) as error:  # said plainly
         sys.exit(f"loop-stepper: {error}")
     # One process: every session lives in it (more workers would split the sessions between
     # them). No Server header: it would tell anyone the versions.

@@ -20,6 +20,7 @@ from app.lectures.broadcast import Alone
 from app.lectures.hub import LectureHub
 from app.lectures.relay import Relay
 from app.log.records import Setup
+from app.lti import Lti
 from app.sessions.copies import Copies
 from app.sessions.live import Hooks, LiveSessions
 from app.settings import Settings
@@ -29,6 +30,7 @@ from app.web import (
     docs,
     errors,
     lectures,
+    lti,
     models,
     pages,
     polls,
@@ -107,8 +109,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.copies = Copies(sessions)
     app.state.hub = hub
     app.state.pool = pool
-    bodies = body_limits(settings)  # a CSV dataset's upload has its own body limit
+    # LTI 1.3 (issue 30): None, and every /lti route a 404, when no platform is configured
+    try:
+        app.state.lti = Lti.from_settings(db, settings.lti_config, settings.lti_key)
+    except BaseException:  # a bad configuration stops the start: the database let go first
+        sessions.close()
+        raise
+    # a CSV dataset's upload, a create or check with a spec's points and an LTI launch have
+    # their own body limits
     spec_body = "a spec is at most %d bytes (LOOP_STEPPER_SPEC_MAX_BODY)"
+    bodies = body_limits(settings) | lti.body_limits()
     bodies |= {path: (settings.spec_max_body, spec_body) for path in models.PATHS}
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by, bodies)
     compression.install(app)
@@ -132,6 +142,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(polls.router)
     app.include_router(datasets_router)
     app.include_router(models.router)
+    app.include_router(lti.router)
     app.include_router(pages.router)
     app.include_router(docs.router)
     errors.install(app)

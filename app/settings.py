@@ -86,6 +86,13 @@ class Settings(BaseSettings):
     # A name for this process sent back as X-Served-By on every response (e.g. the host or
     # container name behind a load balancer: which process answered). Empty: no header.
     served_by: str = ""
+    # LTI 1.3 (issue 30): a JSON file of the platforms the tool trusts, in PyLTI1p3's
+    # tool-config format (docs/deploy.md#in-an-lms-lti-13). Empty, and no platform registered
+    # dynamically: LTI is off and every /lti route answers 404.
+    lti_config: str = ""
+    # A PEM file of the tool's RSA private key. Empty: a key made at first start, kept in the
+    # database (every process sharing the database signs with the same one).
+    lti_key: str = ""
     templates_dir: Path = ROOT / "templates"
     static_dir: Path = ROOT / "static"
 

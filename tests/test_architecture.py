@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"cli"},
     {"main"},
     {"web"},
-    {"lectures"},
+    {"lectures", "lti"},
     {"sessions", "predict", "export", "settings"},
     {"db"},
     {"log"},

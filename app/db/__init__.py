@@ -12,6 +12,7 @@ Everything above uses the ``Database`` protocol below; ``open_database`` picks t
 - ``logs.py``: the logs' SQL (both dialects), owner epochs (``claim``, ``NotOwner``)
 - ``lectures.py``: the lecture tables; ``polls.py``: the questions put to a class, their votes
 - ``datasets.py``: uploaded CSV files, kept under their hash
+- ``lti.py``: LTI 1.3's key, platforms, nonces and launches
 - ``schema.py``: the numbered migrations
 - ``sqlite.py``, ``postgres.py``: connections, transactions, migrations' bookkeeping, and
   ``notify``/``listen`` (PostgreSQL's LISTEN/NOTIFY; nothing on SQLite)
@@ -25,6 +26,7 @@ from typing import Any, Protocol, Unpack
 from app.db.copies import Forked
 from app.db.lectures import EVENTS_KEPT, StoredLecture
 from app.db.logs import DAY, DatabaseUnavailable, Limits, NotOwner, StorageFull
+from app.db.lti import PendingScore, StoredLaunch
 from app.db.reading import NoSuchLog
 from app.db.schema import SCHEMA
 from app.db.shared import Shared, SharedListener
@@ -43,11 +45,13 @@ __all__ = [
     "Listener",
     "NoSuchLog",
     "NotOwner",
+    "PendingScore",
     "Shared",
     "SharedListener",
     "SqliteDatabase",
     "StorageFull",
     "Store",
+    "StoredLaunch",
     "StoredLecture",
     "open_database",
 ]
@@ -109,6 +113,27 @@ class Database(Protocol):
     # CSV datasets (issue 28): a file's bytes under their SHA-256, kept
     def save_dataset(self, dataset_id: str, body: bytes, rows: int) -> None: ...
     def dataset(self, dataset_id: str) -> bytes | None: ...
+
+    # LTI 1.3 (issue 30): the tool's key, registered platforms, nonces, launches
+    def lti_key(self, make: Callable[[], tuple[str, str]]) -> tuple[str, str]: ...
+    def lti_platforms(self) -> list[tuple[str, str, str]]: ...
+    def save_lti_platform(self, issuer: str, client_id: str, body: str) -> None: ...
+    def add_lti_nonce(
+        self, nonce: str, state: str, expires: float, target: str | None = None
+    ) -> None: ...
+    def lti_storage_target(self, state: str) -> str | None: ...
+    def use_lti_nonce(self, nonce: str, state: str) -> bool: ...
+    def lti_launch(
+        self, issuer: str, deployment: str, link: str, sub: str
+    ) -> StoredLaunch | None: ...
+    def lti_launch_of(self, session: str) -> StoredLaunch | None: ...
+    def save_lti_launch(self, launch: StoredLaunch) -> None: ...
+    def add_lti_score(
+        self, score_id: str, issuer: str, client_id: str, lineitem: str, body: str, due: float
+    ) -> None: ...
+    def due_lti_scores(self, limit: int = 100) -> list[PendingScore]: ...
+    def lti_score_sent(self, score_id: str) -> None: ...
+    def lti_score_failed(self, score_id: str, due: float) -> None: ...
 
     # between processes (None / nothing on SQLite)
     def shared(self) -> Shared | None:

@@ -122,6 +122,38 @@ MIGRATIONS = {
         id TEXT PRIMARY KEY, body {blob} NOT NULL, rows {int} NOT NULL, created {real} NOT NULL
     ){keyed};
     """,
+    # LTI 1.3 (issue 30): the tool's signing keys; platforms from dynamic registration (one
+    # row an issuer and client_id, the PyLTI1p3 tool-config entry as JSON); the nonces handed
+    # out at login with their state, expiry and whether a launch used them; each launch by a
+    # user on a resource link (its session, roles, AGS lineitem); scores waiting for a
+    # platform that was down.
+    9: """
+    CREATE TABLE lti_keys (
+        kid TEXT PRIMARY KEY, pem TEXT NOT NULL, created {real} NOT NULL
+    ){keyed};
+    CREATE TABLE lti_platforms (
+        issuer TEXT NOT NULL, client_id TEXT NOT NULL, body TEXT NOT NULL,
+        created {real} NOT NULL, PRIMARY KEY (issuer, client_id)
+    ){keyed};
+    CREATE TABLE lti_nonces (
+        nonce TEXT PRIMARY KEY, state TEXT NOT NULL, expires {real} NOT NULL,
+        used INTEGER NOT NULL DEFAULT 0, target TEXT
+    ){keyed};
+    CREATE INDEX lti_nonces_expires ON lti_nonces (expires);
+    CREATE TABLE lti_launches (
+        issuer TEXT NOT NULL, deployment TEXT NOT NULL, link TEXT NOT NULL, sub TEXT NOT NULL,
+        client_id TEXT NOT NULL, session TEXT NOT NULL, roles TEXT NOT NULL,
+        lineitem TEXT, name TEXT, used {real} NOT NULL,
+        PRIMARY KEY (issuer, deployment, link, sub)
+    ){keyed};
+    CREATE INDEX lti_launches_session ON lti_launches (session);
+    CREATE TABLE lti_scores (
+        id TEXT PRIMARY KEY, issuer TEXT NOT NULL, client_id TEXT NOT NULL,
+        lineitem TEXT NOT NULL, body TEXT NOT NULL, tries {int} NOT NULL DEFAULT 0,
+        due {real} NOT NULL
+    ){keyed};
+    CREATE INDEX lti_scores_due ON lti_scores (due);
+    """,
 }
 SCHEMA = max(MIGRATIONS)
 

@@ -10,9 +10,9 @@ import torch
 from fastapi import APIRouter, Query, Request, Response
 
 from app import export
-from app.engine import Toggles, scenarios, tensors
+from app.engine import Toggles, tensors
 from app.engine.amp import AmpSpec
-from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
+from app.engine.optimizers import SchedulerSpec
 from app.engine.program import program_for
 from app.engine.setup import SetupJson
 from app.engine.spec import SPEC_LR
@@ -50,6 +50,8 @@ from app.web.schemas import (
     SnapshotOut,
     TimelineOut,
     ZeroGradBody,
+    optimizer_spec,
+    setup_of,
 )
 
 router = APIRouter(prefix="/api")
@@ -66,22 +68,6 @@ def list_scenarios() -> list[Any]:
 def list_presets() -> list[Any]:
     """Loop programs with a bug in them, each explained in the lesson's terms."""
     return presets_out()
-
-
-def optimizer_spec(body: CreateSession) -> OptimizerSpec:
-    opt = body.optimizer
-    if opt is None:
-        return PLAIN_SGD
-    if opt.kind == "adam":
-        return OptimizerSpec(
-            "adam", weight_decay=opt.weight_decay, betas=(opt.betas[0], opt.betas[1])
-        )
-    return OptimizerSpec("sgd", momentum=opt.momentum, weight_decay=opt.weight_decay)
-
-
-def scenario_options(body: CreateSession) -> dict[str, float]:
-    options = {"curvature": body.curvature, "theta_star": body.theta_star}
-    return {k: v for k, v in options.items() if v is not None}
 
 
 def spec_setup(body: CreateSession, settings: Settings, db: DatasetSource) -> Setup:
@@ -131,27 +117,7 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
         setup = await pool.run(spec_setup, body, request.app.state.settings, sessions.db)
         session = await pool.run(copies.create, setup)
     else:
-        info = scenarios.info(body.scenario)
-        toggles = Toggles(body.skip_zero_grad, body.step_first)
-        scaler = body.amp == "float16" and body.grad_scaler is not False
-        default = program_for(toggles, body.accumulate, scaler)
-        program = quiz.program if quiz else body.program or default
-        setup = Setup(
-            body.scenario,
-            info.default_lr if body.lr is None else body.lr,
-            info.default_seed if body.seed is None else body.seed,
-            optimizer_spec(body),
-            body.accumulate,
-            scenario_options(body),
-            tuple(program),
-            body.max_norm,
-            None if body.scheduler is None else SchedulerSpec.read(body.scheduler.model_dump()),
-            body.dropout,
-            body.batchnorm,
-            body.softmax_before_loss,
-            body.dtype,
-            None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
-        )
+        setup = setup_of(body, quiz.program if quiz else None)
         # a setup created before: its answer is kept, and the new session is its log alone
         # until the warm-up after the answer (or its first click) builds its Lab
         answer = NEW_ANSWERS.find(setup.key())

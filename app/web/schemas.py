@@ -6,10 +6,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.engine import scenarios
+from app.engine import Toggles, scenarios
+from app.engine.amp import AmpSpec
 from app.engine.effects import STORES
 from app.engine.entries import ENTRIES
-from app.engine.program import MAX_PROGRAM
+from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
+from app.engine.program import MAX_PROGRAM, program_for
+from app.log.records import Setup
 
 Scenario = Literal["neuron", "moons", "parabola"]
 # one entry of a loop program (its name in the table of entries, app/engine/entries.py)
@@ -271,3 +274,45 @@ class PresetOut(BaseModel):
 
 # a follower who answers a question: the id the server gave it (kept by the page)
 Voter = Annotated[str, Field(min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
+def optimizer_spec(body: CreateSession) -> OptimizerSpec:
+    opt = body.optimizer
+    if opt is None:
+        return PLAIN_SGD
+    if opt.kind == "adam":
+        return OptimizerSpec(
+            "adam", weight_decay=opt.weight_decay, betas=(opt.betas[0], opt.betas[1])
+        )
+    return OptimizerSpec("sgd", momentum=opt.momentum, weight_decay=opt.weight_decay)
+
+
+def scenario_options(body: CreateSession) -> dict[str, float]:
+    options = {"curvature": body.curvature, "theta_star": body.theta_star}
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def setup_of(body: CreateSession, program: tuple[str, ...] | list[str] | None = None) -> Setup:
+    """The setup a ``POST /api/sessions`` body (not a snapshot's) creates; ``program``, when
+    given, in place of the body's (self-study's hidden one). An LTI launch's ``setup`` too."""
+    info = scenarios.info(body.scenario)
+    toggles = Toggles(body.skip_zero_grad, body.step_first)
+    scaler = body.amp == "float16" and body.grad_scaler is not False
+    default = program_for(toggles, body.accumulate, scaler)
+    program = program or body.program or default
+    return Setup(
+        body.scenario,
+        info.default_lr if body.lr is None else body.lr,
+        info.default_seed if body.seed is None else body.seed,
+        optimizer_spec(body),
+        body.accumulate,
+        scenario_options(body),
+        tuple(program),
+        body.max_norm,
+        None if body.scheduler is None else SchedulerSpec.read(body.scheduler.model_dump()),
+        body.dropout,
+        body.batchnorm,
+        body.softmax_before_loss,
+        body.dtype,
+        None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
+    )

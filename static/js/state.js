@@ -119,6 +119,8 @@ export function readUrl(search = location.search) {
     preset: q.get("preset"),
     compare: q.get("compare"),
     snapshot: q.get("snapshot"),
+    // an LMS's launch (/lti/launch) sends the student to /?session=<id>: their own session
+    session: q.get("session"),
     present: q.get("present") === "1",
     predict: q.get("predict") === "1",
   };

@@ -214,6 +214,18 @@ async function start() {
         };
       }
     }
+    // an LMS's launch (/?session=<id>): that session becomes this tab's; rendering it puts its
+    // setup in the URL in place of the parameter, so the id leaves the address bar
+    let launched = false;
+    if (!opened && url.session) {
+      try {
+        opened = await api.get(url.session);
+        storeId(opened.id);
+        launched = true;
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 404) throw error;
+      }
+    }
     render(opened ?? (await openSession(api, url.setup, program)), true);
     controls.ready();
     $("edit").disabled = false;
@@ -222,7 +234,7 @@ async function start() {
       showProblem($("problem"), current.codePanel, notice);
       announce(`${notice.heading} ${notice.message}`);
     } else {
-      announce(opened ? `Opened a shared moment: ${timeline.label(session().moment)}.` : describe(session()));
+      announce(opened && !launched ? `Opened a shared moment: ${timeline.label(session().moment)}.` : describe(session()));
     }
   } catch (error) {
     controls.failed(error.message);

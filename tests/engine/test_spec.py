@@ -100,6 +100,7 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
         layers.append({"type": "Linear", "out_features": draw(st.integers(1, 6))})
         layers += draw(st.sampled_from(EXTRAS))
         layers.append(draw(st.sampled_from(ACTIVATIONS)))
+    loss: dict[str, Any]
     if classes is None:
         loss = draw(
             st.sampled_from(

@@ -293,9 +293,10 @@ def test_a_session_on_a_dataset_replays_from_the_db_and_a_refusal_keeps_nothing(
     server: Server,
 ) -> None:
     dataset = server.upload(IRIS).json()["id"]
-    spec = {
+    data = {"kind": "csv", "dataset": dataset, "target": "species"}
+    spec: dict[str, Any] = {
         "model": [{"type": "Linear", "out_features": 2}],
-        "data": {"kind": "csv", "dataset": dataset, "target": "species"},
+        "data": data,
         "validation": 0,
     }
     r = server.http.post("/api/sessions", json=spec)
@@ -311,7 +312,7 @@ def test_a_session_on_a_dataset_replays_from_the_db_and_a_refusal_keeps_nothing(
     logs = server.db.count()
     for bad in (
         {**spec, "model": [{"type": "Linear", "out_features": 3}]},  # 2 classes, 3 outputs
-        {**spec, "data": {**spec["data"], "target": "petal"}},
+        {**spec, "data": {**data, "target": "petal"}},
         {**spec, "batch_size": 5000},
     ):
         assert server.http.post("/api/sessions", json=bad).status_code == 422

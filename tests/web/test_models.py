@@ -206,7 +206,7 @@ def paged(client: httpx.Client, sid: str, store: str, name: str) -> list[float]:
     """A tensor's elements, page by page as the API hands them out."""
     values: list[float] = []
     while True:
-        query = {"store": store, "name": name, "start": len(values)}
+        query: dict[str, str | int] = {"store": store, "name": name, "start": len(values)}
         page = client.get(f"/api/sessions/{sid}/tensor", params=query).json()
         values += page["values"]
         if page["stop"] >= page["numel"]:

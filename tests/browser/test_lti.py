@@ -1,0 +1,124 @@
+"""The page after an LMS's launch (issue 30): ``/?session=<id>`` opens that session as this
+tab's own and drops the parameter from the address bar."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, Route, expect
+
+from app.settings import Settings
+from support.serve import serve
+from tests.support.fake_lms import FakeLms, fake_lms
+
+from .conftest import Watch
+from .test_a11y import AXE_CONTEXT, violations
+from .test_page import value
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_launched_session_opens_and_leaves_the_address_bar(
+    page: Page, watch: Watch, base_url: str
+) -> None:
+    with httpx.Client(base_url=base_url, timeout=30) as c:
+        sid = c.post("/api/sessions", json={"lr": 0.1}).json()["id"]
+        for name in ("forward", "loss", "zero_grad", "backward", "step"):
+            assert c.post(f"/api/sessions/{sid}/{name}").status_code == 200
+    page.goto(f"/?session={sid}")
+    page.wait_for_selector("body[data-ready='1']")
+    assert value(page, "Parameters", "weight") == "2.35"  # the launched session, stepped
+    expect(page.get_by_label("lr")).to_have_value("0.1")
+    assert "session=" not in page.url and "lr=0.1" in page.url
+    assert page.evaluate("sessionStorage.getItem('loop-stepper.session')") == sid
+    page.reload()  # the tab keeps it
+    page.wait_for_selector("body[data-ready='1']")
+    assert value(page, "Parameters", "weight") == "2.35"
+    # an id the server does not have: the tab's own session, no error
+    page.goto("/?session=gone")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "session=" not in page.url and value(page, "Parameters", "weight") == "2.35"
+    expect(page.locator("#problem")).to_be_hidden()
+
+
+@pytest.fixture()
+def lms_and_tool(tmp_path: Path) -> Iterator[tuple[FakeLms, str]]:
+    """A fake LMS and a tool that trusts it and lets it frame the page (another origin)."""
+    with fake_lms() as lms:
+        config = tmp_path / "lti.json"
+        config.write_text(json.dumps(lms.config()))
+        settings = Settings(data=str(tmp_path), lti_config=str(config), frame_ancestors=lms.url)
+        with serve(settings) as url:
+            lms.tool = url
+            yield lms, url
+
+
+def test_a_launch_inside_the_lms_iframe(page: Page, lms_and_tool: tuple[FakeLms, str]) -> None:
+    """The LMS's course page frames its link; the browser goes through the tool's login, the
+    LMS's authorization endpoint and the tool's launch, and the stepper opens in the frame on
+    the link's setup, its first line runnable."""
+    lms, _ = lms_and_tool
+    setup = {"scenario": "neuron", "lr": 0.1}
+    page.goto(lms.course_url(link="week-3", custom={"setup": json.dumps(setup)}))
+    frame = page.frame_locator("iframe[title='Loop Stepper']")
+    expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
+    expect(frame.get_by_label("lr")).to_have_value("0.1")
+    inner = next(f for f in page.frames if f.url.startswith(lms.tool))
+    assert "session=" not in inner.url and "lr=0.1" in inner.url
+    for _ in range(5):
+        frame.get_by_role("button", name="Next line").click()
+    expect(
+        frame.locator('section[aria-label="Parameters"] .tensor[data-name="weight"] .tbody .value')
+    ).to_have_text("2.35")
+    assert [r["state"] for r in lms.auth_requests][-1]  # the tool's login reached the LMS
+
+
+def test_a_launch_without_cookies_uses_the_platforms_storage(
+    page: Page, lms_and_tool: tuple[FakeLms, str]
+) -> None:
+    """Third-party cookies blocked (the state cookie is dropped on its way in): the login
+    stores the state in the LMS page's storage (lti.put_data), the launch reads it back
+    (lti.get_data) and posts it again, and the stepper opens all the same."""
+    lms, tool = lms_and_tool
+
+    def no_cookie(route: Route) -> None:
+        answer = route.fetch(max_redirects=0)
+        headers = {k: v for k, v in answer.headers.items() if k.lower() != "set-cookie"}
+        route.fulfill(response=answer, headers=headers)
+
+    page.route(f"{tool}/lti/login*", no_cookie)
+    page.goto(lms.course_url(link="storage", custom={"setup": '{"lr": 0.2}'}, storage=True))
+    frame = page.frame_locator("iframe[title='Loop Stepper']")
+    expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
+    expect(frame.get_by_label("lr")).to_have_value("0.2")
+    stored = page.evaluate("window.ltiStore")
+    state = lms.auth_requests[-1]["state"]
+    assert stored[f"{tool} state_{state}"] == state
+    assert stored[f"{tool} nonce_{lms.auth_requests[-1]['nonce']}"]
+    assert page.context.cookies(tool) == []  # no cookie did it
+
+
+def test_the_refused_page_names_the_check_and_is_accessible(
+    browser: Browser, lms_and_tool: tuple[FakeLms, str]
+) -> None:
+    """A launch refused (here: no login before it, so no state) answers a page a screen reader
+    reads: its heading, the failed check by name; axe finds nothing."""
+    _, tool = lms_and_tool
+    context = browser.new_context(base_url=tool, **AXE_CONTEXT)
+    try:
+        page = context.new_page()
+        page.set_content(
+            f"<form method='post' action='{tool}/lti/launch'><input name='id_token' value='x'>"
+            "<input name='state' value='s'></form>"
+        )
+        with page.expect_navigation():
+            page.evaluate("document.forms[0].submit()")
+        expect(page.get_by_role("heading", level=1)).to_have_text("The LMS launch was refused")
+        expect(page.locator("#lti-check")).to_have_text("state")
+        assert violations(page) == []
+    finally:
+        context.close()
