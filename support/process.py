@@ -7,6 +7,7 @@ alone, not the client's. Imports nothing of the app (a benchmark's client stays 
 from __future__ import annotations
 
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -43,16 +44,25 @@ def cpu_seconds(pid: int) -> float:
 
 @contextmanager
 def server_process(
-    env: dict[str, str], stderr: IO[bytes] | int = subprocess.DEVNULL
+    env: dict[str, str],
+    stderr: IO[bytes] | int = subprocess.DEVNULL,
+    files: int | None = None,
 ) -> Iterator[tuple[str, int]]:
-    """Start the server on a free loopback port with ``env`` added; yield (url, pid)."""
+    """Start the server on a free loopback port with ``env`` added; yield (url, pid).
+    ``files``: its open files limit, soft and hard (as a login's ``ulimit -n`` would be)."""
     port = free_port()
+
+    def limit() -> None:
+        if files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "--host", "127.0.0.1", "--port", str(port)],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT), **env},
         stdout=subprocess.DEVNULL,
         stderr=stderr,
+        preexec_fn=limit if files is not None else None,
     )
     url = f"http://127.0.0.1:{port}"
     try:
