@@ -21,7 +21,7 @@ from app.engine.views import SessionView
 from app.lectures.hub import LectureHub
 from app.lectures.lecture import Lecture
 from app.lectures.quizzes import LectureConflict
-from app.log.timeline import Timeline
+from app.log.timeline import Timeline, TimelineError
 from app.sessions.copies import Copies
 from app.sessions.live import LiveSession as LiveSession
 from app.sessions.live import LiveSessions, SessionBusy
@@ -185,6 +185,9 @@ class SessionCall(SessionTarget):
     """A request that answers with the Session, and how much of its history to send."""
 
     since: int
+    # a line's ``?moment=N``: the moment it is meant to make (the page sends it, so a line sent
+    # again after its connection dropped without an answer does not run twice)
+    moment: int | None = None
 
     async def act(self, action: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
         """Run one action on the session's Timeline and answer with the Session after it."""
@@ -194,6 +197,27 @@ class SessionCall(SessionTarget):
             return self.session(timeline)
 
         return await self.use(read, heavy=heavy)
+
+    async def line(self, action: Callable[[Timeline], Any]) -> Response:
+        """A line: as ``act``, but with ``?moment=N`` run only from moment N - 1. At moment N
+        already, at the newest moment, the line has run (the answer was lost on the way): the
+        Session at N is the answer, nothing runs again. Anywhere else, a 409."""
+        if self.moment is None:
+            return await self.act(action)
+        meant = self.moment
+
+        def read(timeline: Timeline) -> SessionView:
+            now = timeline.moment
+            if not (now == meant and now == timeline.moments):
+                if now != meant - 1:
+                    raise TimelineError(
+                        f"this line was sent to make moment {meant}, but the session stands "
+                        f"at moment {now}: nothing ran (reload to see it)"
+                    )
+                action(timeline)
+            return self.session(timeline)
+
+        return await self.use(read)
 
     def session(self, timeline: Timeline) -> SessionView:
         """The Session as this request answers it (under the session's lock)."""
@@ -215,8 +239,18 @@ async def session_call(
             ge=0, le=MAX_SINCE, description="send only the history points numbered this or later"
         ),
     ] = 0,
+    moment: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=MAX_SINCE,
+            description="a line: the moment it makes; sent again, a line already run is not "
+            "run twice",
+        ),
+    ] = None,
 ) -> SessionCall:
-    return SessionCall(request.app.state.sessions, session_id, request.app.state.pool, since)
+    state = request.app.state
+    return SessionCall(state.sessions, session_id, state.pool, since, moment)
 
 
 Target = Annotated[SessionTarget, Depends(session_target)]

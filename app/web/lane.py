@@ -6,11 +6,12 @@ endpoint's dependencies, validating a query of one integer) cost about 0.8 ms of
 1.3 ms in process: more than the line, its answer and its write together (docs/benchmarks.md).
 ``ClickLane`` is a route second in the app's list (after ``/healthz``) that takes exactly the
 request the page sends for a click: ``POST /api/sessions/{id}/{line}`` (under the root path, if
-any), no body, no query but ``?since=N``. It calls the same endpoint function the API's route
-would with the same ``SessionCall``, so both answer the same bytes; errors raised here go
-through the app's same exception handlers (the lane is inside them). Anything else (a body,
-another parameter, a ``since`` that is not a plain number) falls through to the API's routes,
-which validate it and answer as always; the API's routes stay what the OpenAPI schema documents.
+any), no body, no query but ``?since=N`` and ``moment=M``. It calls the same endpoint function
+the API's route would with the same ``SessionCall``, so both answer the same bytes; errors
+raised here go through the app's same exception handlers (the lane is inside them). Anything
+else (a body, another parameter, a ``since`` that is not a plain number) falls through to the
+API's routes, which validate it and answer as always; the API's routes stay what the OpenAPI
+schema documents.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from starlette.types import Receive, Scope, Send
 from app.web.deps import MAX_SINCE, SessionCall
 
 Endpoint = Callable[[SessionCall], Awaitable[Response]]
-SINCE = "loop_stepper.since"  # the scope's key for the ``since`` that ``matches`` read
+SINCE = "loop_stepper.query"  # the scope's key for the ``since`` and ``moment`` ``matches`` read
 
 
 class ClickLane(BaseRoute):
@@ -44,29 +45,36 @@ class ClickLane(BaseRoute):
             return Match.NONE, {}
         session_id, _, name = path[len(self.prefix) :].partition("/")
         endpoint = self.endpoints.get(name)
-        since = _since(scope["query_string"])
-        if endpoint is None or not session_id or since is None or _has_body(scope):
+        query = _query(scope["query_string"])
+        if endpoint is None or not session_id or query is None or _has_body(scope):
             return Match.NONE, {}
-        child = {"endpoint": endpoint, "path_params": {"session_id": session_id}, SINCE: since}
+        child = {"endpoint": endpoint, "path_params": {"session_id": session_id}, SINCE: query}
         return Match.FULL, child
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = scope["app"].state
         session_id = scope["path_params"]["session_id"]
-        call = SessionCall(state.sessions, session_id, state.pool, scope[SINCE])
+        since, moment = scope[SINCE]
+        call = SessionCall(state.sessions, session_id, state.pool, since, moment)
         response = await scope["endpoint"](call)
         await response(scope, receive, send)
 
 
-def _since(query: bytes) -> int | None:
-    """The query's ``since`` (0 if no query); None if the query is anything else."""
-    if not query:
-        return 0
-    key, _, value = query.partition(b"=")
-    if key != b"since" or not value.isdigit() or len(value) > 16:
-        return None
-    since = int(value)
-    return since if since <= MAX_SINCE else None
+def _query(query: bytes) -> tuple[int, int | None] | None:
+    """The query's ``since`` (0 without one) and ``moment`` (None without one), each a plain
+    number at most once; None for any other query (the API's routes validate it)."""
+    found: dict[bytes, int] = {}
+    for pair in query.split(b"&") if query else []:
+        key, _, value = pair.partition(b"=")
+        if key not in (b"since", b"moment") or key in found:
+            return None
+        if not value.isdigit() or len(value) > 16 or int(value) > MAX_SINCE:
+            return None
+        found[key] = int(value)
+    moment = found.get(b"moment")
+    if moment == 0:
+        return None  # the API's route refuses it (moments made by a line start at 1)
+    return found.get(b"since", 0), moment
 
 
 def _has_body(scope: Scope) -> bool:

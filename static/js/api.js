@@ -71,8 +71,10 @@ async function send(url, init) {
   }
 }
 
-/** One request; with `retry`, sent again (the same method, URL and body) while the server is busy. */
-async function call(method, path, body, retry = false) {
+/** One request; with `retry`, sent again (the same method, URL and body) while the server is
+ * busy; with `dropped`, sent once more when its connection dropped without an answer (a line
+ * carrying the moment it makes: the server does not run it twice). */
+async function call(method, path, body, retry = false, dropped = false) {
   const init = { method, headers: { accept: "application/json" } };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
@@ -84,6 +86,11 @@ async function call(method, path, body, retry = false) {
     try {
       response = await send(paths.root + path, init);
     } catch (error) {
+      if (dropped) { // once: the line's moment makes the second send safe
+        dropped = false;
+        attempt -= 1;
+        continue;
+      }
       if (attempt > 1) tell(null);
       throw error;
     }
@@ -123,7 +130,11 @@ function since(id) {
   return known?.length ? known[known.length - 1].n + 1 : 0;
 }
 
+// the newest moment each session was answered at: a line is sent with the moment it makes
+const moments = new Map(); // session id -> moment
+
 function merge(s) {
+  if (s?.id && Number.isInteger(s.moment)) moments.set(s.id, s.moment);
   if (!s?.id || !Array.isArray(s.history)) return s;
   const from = s.history.length ? s.history[0].n : s.losses;
   // points numbered past `losses` are from before a reset
@@ -139,6 +150,14 @@ async function onSession(method, id, suffix = "", body) {
   return merge(await call(method, `${session(id)}${suffix}?since=${since(id)}`, body, true));
 }
 
+/** A line (or Next line): with the moment it makes, sent again if its answer never came. */
+async function onLine(id, suffix, body) {
+  const at = moments.get(id);
+  const moment = at === undefined ? "" : `&moment=${at + 1}`;
+  const url = `${session(id)}${suffix}?since=${since(id)}${moment}`;
+  return merge(await call("POST", url, body, true, moment !== ""));
+}
+
 export const api = {
   create: async (setup) => merge(await call("POST", "api/sessions", setup, true)),
   get: (id) => onSession("GET", id),
@@ -147,9 +166,9 @@ export const api = {
     // the entry's Lab method is its endpoint; its keyword arguments, if any, the body
     const e = entry(name) ?? { method: name, arguments: {} };
     const body = Object.keys(e.arguments).length ? e.arguments : undefined;
-    return onSession("POST", id, `/${e.method}`, body);
+    return onLine(id, `/${e.method}`, body);
   },
-  next: (id) => onSession("POST", id, "/next"),
+  next: (id) => onLine(id, "/next"),
   run: (id, iterations) => onSession("POST", id, "/run", { iterations }),
   reset: (id) => onSession("POST", id, "/reset"),
   remove: (id) => {

@@ -359,3 +359,27 @@ def test_a_tiny_lr_on_the_parabola_is_no_500(client: httpx.Client) -> None:
     assert s["params"][0]["value"][0] > 0  # it moved, by a little
     s = new(client, scenario="parabola", lr=1e-300, curvature=1e-30)  # eta h underflows
     assert s["theory"]["without_zero_grad"]["period"] is None
+
+
+def test_a_line_sent_again_with_its_moment_runs_once(client: httpx.Client) -> None:
+    """Issue 27: the page sends the moment a line is meant to make; sent again after its
+    connection dropped without an answer, the line already ran: the same Session, no rerun."""
+    sid = client.post("/api/sessions", json={"scenario": "neuron"}).json()["id"]
+    for moment, line in enumerate(["zero_grad", "forward", "loss", "backward"], start=1):
+        first = client.post(f"/api/sessions/{sid}/next?moment={moment}")
+        assert first.status_code == 200, first.text
+        again = client.post(f"/api/sessions/{sid}/next?moment={moment}")  # the retry
+        assert again.status_code == 200 and again.json() == first.json()
+        assert first.json()["moment"] == moment
+    again = client.post(f"/api/sessions/{sid}/backward?moment=4").json()
+    assert [p["grad"] for p in again["params"]] == [[[-23.5]], [-8.0]]  # once, not -47
+    timeline = client.get(f"/api/sessions/{sid}/timeline").json()
+    assert [m["n"] for m in timeline["moments"]] == [0, 1, 2, 3, 4]
+    # a moment that is neither the next nor the newest: refused, nothing runs
+    late = client.post(f"/api/sessions/{sid}/step?moment=3")
+    assert late.status_code == 409 and "stands at moment 4" in late.json()["detail"]
+    early = client.post(f"/api/sessions/{sid}/step?moment=9")
+    assert early.status_code == 409
+    stepped = client.post(f"/api/sessions/{sid}/step?moment=5").json()
+    assert stepped["moment"] == 5 and stepped["params"][0]["value"] == [[1.1750000715255737]]
+    assert client.post(f"/api/sessions/{sid}/step?moment=0").status_code == 422

@@ -39,7 +39,25 @@ def test_the_lane_takes_a_click_as_the_page_sends_it(name: str, query: bytes) ->
     assert match is Match.FULL
     assert child["path_params"] == {"session_id": SID}
     assert child["endpoint"] is CLICKS[name]
-    assert child[SINCE] == int(query.partition(b"=")[2] or 0)
+    assert child[SINCE] == (int(query.partition(b"=")[2] or 0), None)
+
+
+@pytest.mark.parametrize(
+    ("query", "read"),
+    [(b"moment=3", (0, 3)), (b"since=2&moment=9", (2, 9)), (b"moment=5&since=1", (1, 5))],
+)
+def test_the_lane_takes_the_moment_a_line_is_meant_to_make(
+    query: bytes, read: tuple[int, int]
+) -> None:
+    match, child = LANE.matches(scope(f"/api/sessions/{SID}/next", query))
+    assert match is Match.FULL and child[SINCE] == read
+
+
+@pytest.mark.parametrize(
+    "query", [b"moment=0", b"moment=-1", b"moment=1&moment=2", b"since=1&x=2", b"moment=a"]
+)
+def test_other_moments_go_to_the_api_to_be_refused(query: bytes) -> None:
+    assert LANE.matches(scope(f"/api/sessions/{SID}/next", query))[0] is Match.NONE
 
 
 def test_under_a_root_path_the_lane_reads_the_path_after_it() -> None:
