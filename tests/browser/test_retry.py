@@ -23,7 +23,7 @@ def test_a_dropped_click_runs_its_line_once(stepper: Page, base_url: str) -> Non
         dropped.append(route.request.url)
         route.abort("connectionreset")  # ... and the answer never reaches the page
 
-    for _ in range(3):  # zero_grad, forward, loss
+    for _ in range(3):  # forward, loss, zero_grad
         page.keyboard.press("n")
         page.wait_for_timeout(150)
     page.route("**/api/sessions/*/next*", drop_the_first_backward)

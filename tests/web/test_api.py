@@ -365,9 +365,10 @@ def test_a_line_sent_again_with_its_moment_runs_once(client: httpx.Client) -> No
     """Issue 27: the page sends the moment a line is meant to make; sent again after its
     connection dropped without an answer, the line already ran: the same Session, no rerun."""
     sid = client.post("/api/sessions", json={"scenario": "neuron"}).json()["id"]
-    for moment, line in enumerate(["zero_grad", "forward", "loss", "backward"], start=1):
+    for moment, line in enumerate(["forward", "loss", "zero_grad", "backward"], start=1):
         first = client.post(f"/api/sessions/{sid}/next?moment={moment}")
         assert first.status_code == 200, first.text
+        assert first.json()["last"]["line"] == line
         again = client.post(f"/api/sessions/{sid}/next?moment={moment}")  # the retry
         assert again.status_code == 200 and again.json() == first.json()
         assert first.json()["moment"] == moment
