@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import sys
 import threading
 from collections import OrderedDict
@@ -27,6 +28,7 @@ from app.engine.tables import Table, parse_csv
 
 MAX_POINTS = 1_000  # inline rows: more is a CSV's job
 MAX_CLASSES = 20  # an integer or text target with at most this many values is a class label
+INTEGER = re.compile(r"[+-]?[0-9]+")  # a CSV value written as an integer
 
 
 class SpecError(ValueError):
@@ -167,6 +169,7 @@ class Raw:
     x: np.ndarray
     y: np.ndarray  # numbers (float64) or texts (object)
     features: list[str]
+    integer: bool = False  # the target is written as integers (no point, no exponent)
 
 
 def sklearn_rows(name: str, args: dict[str, int | float | bool]) -> Raw:
@@ -176,7 +179,8 @@ def sklearn_rows(name: str, args: dict[str, int | float | bool]) -> Raw:
     else:
         x, y = function(**args)
     x = np.asarray(x, dtype=np.float64)
-    return Raw(x, np.asarray(y), [f"x{i}" for i in range(x.shape[1])])
+    y = np.asarray(y)
+    return Raw(x, y, [f"x{i}" for i in range(x.shape[1])], y.dtype.kind in "iu")
 
 
 def points_rows(data: dict[str, Any], max_features: int) -> Raw:
@@ -200,7 +204,8 @@ def points_rows(data: dict[str, Any], max_features: int) -> Raw:
     else:
         raise SpecError("y: all numbers, or all class names (texts)", ("data", "y"))
     x = np.asarray(xs, dtype=np.float64)
-    return Raw(x, y, [f"x{i}" for i in range(width)])
+    integer = all(isinstance(v, int) and not isinstance(v, bool) for v in ys)
+    return Raw(x, y, [f"x{i}" for i in range(width)], integer)
 
 
 def _finite(v: Any) -> bool:
@@ -232,7 +237,8 @@ def csv_rows(table: Table, target: Any, features: Any) -> Raw:
                 raise SpecError(f"features: column {name!r} is not numeric", where)
             names.append(name)
     x = np.stack([table.numbers(n) for n in names], axis=1).astype(np.float64)
-    return Raw(x, y, names)
+    integer = column.numeric and all(INTEGER.fullmatch(v) for v in table.texts(target))
+    return Raw(x, y, names, integer)
 
 
 # -- the CSV files a spec may name ---------------------------------------------
@@ -334,12 +340,12 @@ def raw_rows(data: Any, max_rows: int, max_features: int) -> Raw:
     return rows
 
 
-def infer_task(y: np.ndarray) -> str:
-    """Classification for a text target, or an integer one with at most 20 distinct values."""
-    if y.dtype == object:
+def infer_task(raw: Raw) -> str:
+    """Classification for a text target, or an integer one (integers as written: ``3``, not
+    ``3.0``; scikit-learn's int labels) with at most 20 distinct values; else regression."""
+    if raw.y.dtype == object:
         return "classification"
-    integral = bool(np.all(np.isfinite(y))) and bool(np.all(np.mod(y, 1) == 0))
-    if integral and len(np.unique(y)) <= MAX_CLASSES:
+    if raw.integer and len(np.unique(raw.y)) <= MAX_CLASSES:
         return "classification"
     return "regression"
 

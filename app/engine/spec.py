@@ -311,7 +311,7 @@ def normalize(body: dict[str, Any], seed: int, limits: SpecLimits) -> SpecJson:
     raw = data_.raw_rows(raw_data, limits.rows, limits.features)
     task = body.get("task")
     if task is None:
-        task = data_.infer_task(raw.y)
+        task = data_.infer_task(raw)
     elif task not in ("regression", "classification"):
         raise SpecError("task: regression or classification", ("task",))
     validation = body.get("validation", 0.25)

@@ -5,6 +5,7 @@ scikit-learn written from the issue's steps 1-5 (``plain_digits``)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,7 @@ CNN = [
     {"type": "Linear", "out_features": 10},
 ]
 DIGITS = {"kind": "sklearn", "name": "load_digits", "args": {}}
+JSON = {"Content-Type": "application/json"}  # json.dumps keeps 2.0 a float (as a page sends)
 
 
 def spec_of(client: httpx.Client, name: str) -> dict[str, Any]:
@@ -311,3 +313,23 @@ def test_predict_first_and_explain_work_on_a_spec(client: httpx.Client) -> None:
     assert len(parts) == 2  # two micro-batches added to 4.bias.grad[3]
     grad = client.get(f"/api/sessions/{sid}/tensor", params={"store": "grad", "name": "4.bias"})
     assert sum(p["value"] for p in parts) == pytest.approx(grad.json()["values"][3], rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("y", "task"),
+    [
+        ([2, 3, 5, 6], "classification"),  # integers: four classes
+        ([2.0, 3.0, 5.0, 6.0], "regression"),  # numbers written as floats
+        ([2.5, 3, 5, 6], "regression"),
+        (["a", "b", "a", "b"], "classification"),
+    ],
+)
+def test_the_task_is_inferred_from_how_the_target_is_written(
+    client: httpx.Client, y: list[Any], task: str
+) -> None:
+    data = {"kind": "points", "X": [[1], [2], [3], [4]], "y": y}
+    out = 1 if task == "regression" else len(set(y))
+    body = {"model": [{"type": "Linear", "out_features": out}], "data": data, "validation": 0}
+    r = client.post("/api/models/check", content=json.dumps(body), headers=JSON)
+    assert r.status_code == 200, r.text
+    assert r.json()["task"] == task
