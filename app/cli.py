@@ -115,12 +115,12 @@ def main(argv: list[str] | None = None) -> None:
     except ValidationError as error:
         parser.error("; ".join(str(e["msg"]) for e in error.errors()))
     trusted = settings.forwarded_allow_ips.strip()
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
-    _, loop = raise_file_limit(settings)
     try:
         app = create_app(settings)
     except (SchemaTooNew, DatabaseUnavailable, ConfigError) as error:  # said plainly
         sys.exit(f"loop-stepper: {error}")
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(message)s")
+    _, loop = raise_file_limit(settings)
     # One process: every session lives in it (more workers would split the sessions between
     # them). No Server header: it would tell anyone the versions.
     uvicorn.run(
