@@ -174,6 +174,7 @@ def test_the_file_is_a_valid_lesson(path: Path) -> None:
         assert expect.get("raises", "RuntimeError") == "RuntimeError"
         assert set(stop.get("change", {})) <= CHANGE_KEYS
     assert any(s["expect"].keys() - {"tolerance"} for s in stops)
+    assert all("raises" not in s["expect"] for s in stops[:-1]), "raises only at the last stop"
     assert any(s["vote"] for s in stops)
 
 
