@@ -30,6 +30,7 @@ from app.web import (
     docs,
     errors,
     lectures,
+    lessons,
     lti,
     models,
     pages,
@@ -120,6 +121,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     spec_body = "a spec is at most %d bytes (LOOP_STEPPER_SPEC_MAX_BODY)"
     bodies = body_limits(settings) | lti.body_limits()
     bodies |= {path: (settings.spec_max_body, spec_body) for path in models.PATHS}
+    lesson_body = "a lesson is at most %d bytes"
+    bodies |= {path: (lessons.MAX_DOCUMENT, lesson_body) for path in lessons.PATHS}
     security.install(app, settings.max_body, settings.frame_ancestors, settings.served_by, bodies)
     compression.install(app)
     app.add_middleware(LightFirst, priority=pool.priority)  # outside gzip
@@ -142,6 +145,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(polls.router)
     app.include_router(datasets_router)
     app.include_router(models.router)
+    app.include_router(lessons.router)
     app.include_router(lti.router)
     app.include_router(pages.router)
     app.include_router(docs.router)

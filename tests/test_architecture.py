@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"cli"},
     {"main"},
     {"web"},
-    {"lectures", "lti"},
+    {"lectures", "lessons", "lti"},
     {"sessions", "predict", "export", "settings"},
     {"db"},
     {"log"},

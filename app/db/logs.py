@@ -26,6 +26,7 @@ from typing import Any, TypedDict
 from app.db.copies import BASE_GRACE, LogCopies
 from app.db.datasets import DatasetTables
 from app.db.lectures import LectureTables
+from app.db.lessons import LessonTables
 from app.db.lti import LtiTables
 from app.db.reading import NoSuchLog
 from app.db.sql import Cursor, dumps
@@ -78,7 +79,7 @@ class Limits(TypedDict, total=False):
     clock: Callable[[], float]  # time.time
 
 
-class LogDatabase(LectureTables, LogCopies, DatasetTables, LtiTables):
+class LogDatabase(LectureTables, LogCopies, DatasetTables, LtiTables, LessonTables):
     """Everything but the connections; see the module's docstring."""
 
     # appended to the read of a log's row in a write, so that a claim waits for the appends

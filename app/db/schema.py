@@ -154,6 +154,17 @@ MIGRATIONS = {
     ){keyed};
     CREATE INDEX lti_scores_due ON lti_scores (due);
     """,
+    # prepared lessons (issue 29): a user's lesson document under its id, with its edit token's
+    # SHA-256 (never the token); a student's last answer to a lesson's custom question
+    10: """
+    CREATE TABLE lessons (
+        id TEXT PRIMARY KEY, body TEXT NOT NULL, edit_hash TEXT NOT NULL, created {real} NOT NULL
+    ){keyed};
+    CREATE TABLE lesson_answers (
+        session TEXT NOT NULL, stop {int} NOT NULL, choices TEXT NOT NULL,
+        correct INTEGER NOT NULL, PRIMARY KEY (session, stop)
+    ){keyed};
+    """,
 }
 SCHEMA = max(MIGRATIONS)
 

@@ -41,6 +41,7 @@ class SetupJson(TypedDict):
     dtype: NotRequired[str]
     amp: NotRequired[AmpView | None]
     spec: NotRequired[dict[str, Any]]  # scenario "custom" only: the normalized spec
+    lesson: NotRequired[dict[str, Any]]  # a session on a lesson: its id, title and stops
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class Setup:
     amp: AmpSpec | None = None  # float32 models only
     # scenario "custom": the model, data and loss as a normalized spec (app/engine/spec.py)
     spec: dict[str, Any] | None = None
+    # a session on a prepared lesson: its walk (app/engine/lessons.py ``walk_of``)
+    lesson: dict[str, Any] | None = None
 
     def key(self) -> str:
         """The setup as one string: equal setups, equal keys (what is shared between the
@@ -73,6 +76,8 @@ class Setup:
         out = self._json()
         if self.spec is not None:  # absent for the scenarios: their logs and keys as before
             out["spec"] = self.spec
+        if self.lesson is not None:
+            out["lesson"] = self.lesson
         return out
 
     def _json(self) -> SetupJson:
@@ -124,4 +129,5 @@ class Setup:
             str(data.get("dtype", "float64")),
             AmpSpec.read(data.get("amp")),
             data.get("spec"),
+            data.get("lesson"),
         )

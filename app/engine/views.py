@@ -267,6 +267,7 @@ class SessionView(TypedDict):
     quiz: NotRequired[QuizView | None]
     prediction: NotRequired[dict[str, Any] | None]  # a lecture's poll, as followers see it
     spec: NotRequired[dict[str, Any]]  # scenario "custom": the model, data and loss
+    lesson: NotRequired[dict[str, Any]]  # a session on a lesson: its stops, the stop here
 
 
 class LineView(TypedDict):

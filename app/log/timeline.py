@@ -20,6 +20,7 @@ from typing import Any
 
 from app.engine import Lab, LabState, LineError
 from app.engine.entries import ENTRIES
+from app.engine.lessons import walk_view
 from app.engine.views import SessionView
 from app.log.records import AT_END, Change, Event, KeyframeSource, Saved, Setup
 from app.log.replays import Keyframe, Keyframes, LossPoints
@@ -220,7 +221,10 @@ class Timeline:
         return self.setup, self.events[: self.head + 1 - self.first]
 
     def view(self, since: int = 0) -> SessionView:
-        return {**self.lab.view(since), "moment": self.moment, "moments": self.moments}
+        view: SessionView = {**self.lab.view(since), "moment": self.moment, "moments": self.moments}
+        if self.setup.lesson is not None:  # a session on a lesson: the stop standing here
+            view["lesson"] = walk_view(self.setup.lesson, self.moment)
+        return view
 
     def scratch(self, upto: int | None = None) -> tuple[Lab, list[tuple[int, Event]]]:
         """A Lab of its own, restored from the newest keyframe that reaches the head exactly

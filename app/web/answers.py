@@ -239,6 +239,11 @@ class SessionOut(BaseModel):
     spec: dict[str, Any] | None = Field(
         None, description='scenario "custom": the model, data and loss it was created with'
     )
+    lesson: dict[str, Any] | None = Field(
+        None,
+        description="a session on a lesson: {id, title, stops: [{at, title}], stop, note, "
+        "question, vote}; stop, note and question set at a stop's moment",
+    )
 
 
 class Problem(BaseModel):

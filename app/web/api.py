@@ -11,19 +11,13 @@ from fastapi import APIRouter, Query, Request, Response
 
 from app import export
 from app.engine import Toggles, tensors
-from app.engine.amp import AmpSpec
-from app.engine.optimizers import SchedulerSpec
 from app.engine.program import program_for
 from app.engine.setup import SetupJson
-from app.engine.spec import SPEC_LR
 from app.engine.tensors import PAGE_LIMIT
 from app.lectures.quizzes import self_study_preset
-from app.log.records import EventJson, Setup
+from app.log.records import EventJson
 from app.log.timeline import Timeline, TimelineError
-from app.sessions import specs
 from app.sessions.copies import Copies
-from app.sessions.specs import DatasetSource
-from app.settings import Settings
 from app.web.answers import Output, Problem, SessionOut, TensorPage
 from app.web.catalogue import presets_out, scenarios_out
 from app.web.compression import SharedAnswers
@@ -35,7 +29,6 @@ from app.web.deps import (
     Sessions,
     Target,
     as_json,
-    spec_limits,
     warming,
 )
 from app.web.pool import HeavyPool
@@ -50,8 +43,8 @@ from app.web.schemas import (
     SnapshotOut,
     TimelineOut,
     ZeroGradBody,
-    optimizer_spec,
     setup_of,
+    spec_setup,
 )
 
 router = APIRouter(prefix="/api")
@@ -68,28 +61,6 @@ def list_scenarios() -> list[Any]:
 def list_presets() -> list[Any]:
     """Loop programs with a bug in them, each explained in the lesson's terms."""
     return presets_out()
-
-
-def spec_setup(body: CreateSession, settings: Settings, db: DatasetSource) -> Setup:
-    """The Setup of a create with a model: the spec checked whole and built dry first."""
-    seed = 0 if body.seed is None else body.seed
-    spec, _ = specs.prepare(db, body.spec(), seed, spec_limits(settings))
-    toggles = Toggles(body.skip_zero_grad, body.step_first)
-    scaler = body.amp == "float16" and body.grad_scaler is not False
-    return Setup(
-        "custom",
-        SPEC_LR if body.lr is None else body.lr,
-        seed,
-        optimizer_spec(body),
-        body.accumulate,
-        {},
-        tuple(body.program or program_for(toggles, body.accumulate, scaler)),
-        body.max_norm,
-        None if body.scheduler is None else SchedulerSpec.read(body.scheduler.model_dump()),
-        dtype=body.spec_dtype,
-        amp=None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
-        spec=specs.as_setup_spec(spec),
-    )
 
 
 @router.post(

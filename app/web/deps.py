@@ -16,7 +16,6 @@ from fastapi import Depends, Query, Request, Response
 from starlette.background import BackgroundTask
 
 from app.db import NotOwner
-from app.engine.spec import SpecLimits
 from app.engine.views import SessionView
 from app.lectures.hub import LectureHub
 from app.lectures.lecture import Lecture
@@ -25,7 +24,6 @@ from app.log.timeline import Timeline, TimelineError
 from app.sessions.copies import Copies
 from app.sessions.live import LiveSession as LiveSession
 from app.sessions.live import LiveSessions, SessionBusy
-from app.settings import Settings
 from app.web.answers import Problem
 from app.web.pool import HeavyPool, PoolFull, Withdrawn, no_longer_light
 
@@ -279,14 +277,3 @@ def lecture_of(hub: LectureHub, session_id: str) -> Lecture:
     if lecture is None:
         raise LectureConflict("this session has no lecture: POST …/lecture starts one")
     return lecture
-
-
-def spec_limits(settings: Settings) -> SpecLimits:
-    """A spec's bounds, from the settings (``LOOP_STEPPER_SPEC_MAX_*``)."""
-    return SpecLimits(
-        settings.spec_max_params,
-        settings.spec_max_layers,
-        settings.spec_max_rows,
-        settings.spec_max_features,
-        settings.spec_max_batch,
-    )

@@ -15,10 +15,12 @@ from starlette.routing import Match
 from app.db import DatabaseUnavailable, StorageFull
 from app.engine import LineError
 from app.engine.data import SpecError
+from app.engine.lessons import LessonRefused, refused_detail
 from app.engine.tables import CsvError
 from app.engine.tensors import BadRange, UnknownTensor
 from app.lectures.lecture import NoLecture
 from app.lectures.quizzes import LectureConflict, TooManyVotes
+from app.lessons.library import NoLesson, NotYours
 from app.log.timeline import MomentOutOfRange, TimelineError
 from app.predict.predictions import NotOffered
 from app.sessions.live import ServerFull, SessionBusy, UnknownSession
@@ -77,6 +79,9 @@ ERROR_ANSWERS: dict[type[Exception], ErrorAnswer] = {
     BadRange: ErrorAnswer(422, lambda exc: value_error(exc.loc, exc)),
     UnknownTensor: ErrorAnswer(404, str),
     CsvError: ErrorAnswer(422, csv_refused),
+    LessonRefused: ErrorAnswer(422, refused_detail),
+    NoLesson: ErrorAnswer(404, str),
+    NotYours: ErrorAnswer(403, str),
     SpecError: ErrorAnswer(
         422, lambda exc: [{"loc": list(exc.loc), "msg": exc.message, "type": "spec"}]
     ),

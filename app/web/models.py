@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field
 
 from app.sessions import specs
 from app.web.answers import Problem
-from app.web.deps import as_json, spec_limits
+from app.web.deps import as_json
 from app.web.pool import HeavyPool
-from app.web.schemas import CreateSession
+from app.web.schemas import CreateSession, spec_limits
 
 router = APIRouter(prefix="/api", tags=["models"])
 PATHS = ("/api/models/check", "/api/sessions")  # the bodies that may carry inline points

@@ -12,7 +12,11 @@ from app.engine.effects import STORES
 from app.engine.entries import ENTRIES
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import MAX_PROGRAM, program_for
+from app.engine.spec import SPEC_LR, SpecLimits
 from app.log.records import Setup
+from app.sessions import specs
+from app.sessions.specs import DatasetSource
+from app.settings import Settings
 
 Scenario = Literal["neuron", "moons", "parabola"]
 # one entry of a loop program (its name in the table of entries, app/engine/entries.py)
@@ -315,4 +319,37 @@ def setup_of(body: CreateSession, program: tuple[str, ...] | list[str] | None = 
         body.softmax_before_loss,
         body.dtype,
         None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
+    )
+
+
+def spec_setup(body: CreateSession, settings: Settings, db: DatasetSource) -> Setup:
+    """The Setup of a create with a model: the spec checked whole and built dry first."""
+    seed = 0 if body.seed is None else body.seed
+    spec, _ = specs.prepare(db, body.spec(), seed, spec_limits(settings))
+    toggles = Toggles(body.skip_zero_grad, body.step_first)
+    scaler = body.amp == "float16" and body.grad_scaler is not False
+    return Setup(
+        "custom",
+        SPEC_LR if body.lr is None else body.lr,
+        seed,
+        optimizer_spec(body),
+        body.accumulate,
+        {},
+        tuple(body.program or program_for(toggles, body.accumulate, scaler)),
+        body.max_norm,
+        None if body.scheduler is None else SchedulerSpec.read(body.scheduler.model_dump()),
+        dtype=body.spec_dtype,
+        amp=None if body.amp is None else AmpSpec(body.amp, body.grad_scaler is not False),
+        spec=specs.as_setup_spec(spec),
+    )
+
+
+def spec_limits(settings: Settings) -> SpecLimits:
+    """A spec's bounds, from the settings (``LOOP_STEPPER_SPEC_MAX_*``)."""
+    return SpecLimits(
+        settings.spec_max_params,
+        settings.spec_max_layers,
+        settings.spec_max_rows,
+        settings.spec_max_features,
+        settings.spec_max_batch,
     )

@@ -53,7 +53,7 @@ def test_a_log_reads_back_as_written(make_db: Make, tmp_path: Path) -> None:
         from app.db.postgres import PostgresDatabase
 
         assert isinstance(store, PostgresDatabase)
-        assert store.schema_version() == SCHEMA == 9
+        assert store.schema_version() == SCHEMA == 10
         second = make_db()
         assert isinstance(second, PostgresDatabase)
         assert second.schema_version() == SCHEMA  # a second process migrates nothing
