@@ -23,6 +23,7 @@ import jwt
 from app.db import Database
 from app.lti import config
 from app.lti.config import Platform
+from app.lti.grades import Grades
 from app.lti.keys import ToolKey, tool_key
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
@@ -151,14 +152,21 @@ class Lti:
         self.db, self.key = db, key
         self._configured = list(platforms)
         self.key_sets = key_sets or KeySets()
+        self.grades = Grades(db, key, self.platforms)
+        self.registration_key = ""  # dynamic registration's secret; empty: off
 
     @classmethod
-    def from_settings(cls, db: Database, config_path: str, key_path: str) -> Lti | None:
-        """None (LTI off) when no platform is configured nor registered."""
+    def from_settings(
+        cls, db: Database, config_path: str, key_path: str, registration_key: str = ""
+    ) -> Lti | None:
+        """None (LTI off) when no platform is configured nor registered, and dynamic
+        registration is off (no ``registration_key``)."""
         platforms = config.read(config_path) if config_path else []
-        if not platforms and not db.lti_platforms():
+        if not platforms and not registration_key and not db.lti_platforms():
             return None
-        return cls(db, platforms, tool_key(db, key_path))
+        lti = cls(db, platforms, tool_key(db, key_path))
+        lti.registration_key = registration_key
+        return lti
 
     def platforms(self) -> list[Platform]:
         registered = [
