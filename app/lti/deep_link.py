@@ -23,9 +23,8 @@ import jwt
 from app.engine.scenarios import SCENARIOS
 from app.lti.grades import questions
 from app.lti.keys import ToolKey
-from app.lti.tool import LTI, Launch, Refused
+from app.lti.tool import DL, LTI, Launch, Refused, deep_linking_settings
 
-DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 TICKET_AUDIENCE = "loop-stepper-deep-linking"
 TICKET_LIFE = 3600
 MAX_TITLE = 200
@@ -44,22 +43,14 @@ class Picking:
 
 
 def picking(launch: Launch) -> Picking:
-    """The context of a checked ``LtiDeepLinkingRequest`` (403 when it cannot take a link)."""
-    settings = launch.claims.get(DL + "deep_linking_settings")
-    if not isinstance(settings, dict):
-        raise Refused("deep_linking_settings", "the request has no deep_linking_settings", 403)
-    url = settings.get("deep_link_return_url")
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")) or len(url) > 2048:
-        raise Refused("deep_link_return_url", "the deep_link_return_url is not an http(s) URL", 403)
-    accepted = settings.get("accept_types", [])
-    if not isinstance(accepted, list) or "ltiResourceLink" not in accepted:
-        raise Refused("accept_types", "the platform does not accept an ltiResourceLink", 403)
+    """The context of a checked ``LtiDeepLinkingRequest`` (its settings checked by the launch)."""
+    settings = deep_linking_settings(launch.claims)
     data = settings.get("data")
     return Picking(
         launch.issuer,
         launch.client_id,
         launch.deployment,
-        url,
+        settings["deep_link_return_url"],
         data if isinstance(data, str) and len(data) <= 4096 else None,
     )
 
