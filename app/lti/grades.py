@@ -80,6 +80,7 @@ def http_post(url: str, body: bytes, headers: dict[str, str]) -> bytes:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
             return bytes(answer.read(MAX_ANSWER))
     except urllib.error.HTTPError as error:
+        error.close()  # its socket
         raise PlatformError(f"{url} answered {error.code}") from None
     except (urllib.error.URLError, OSError) as error:
         raise PlatformError(f"{url}: {error}") from None

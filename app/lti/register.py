@@ -37,6 +37,7 @@ def _http(url: str, body: bytes | None = None, token: str = "") -> Any:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
             data = answer.read(MAX_ANSWER + 1)
     except urllib.error.HTTPError as error:
+        error.close()  # its socket
         raise Refused("registration", f"{url} answered {error.code}", 502) from None
     except (urllib.error.URLError, OSError) as error:
         raise Refused("registration", f"{url} could not be reached: {error}", 502) from None
