@@ -35,7 +35,7 @@ def test_a_launched_session_opens_and_leaves_the_address_bar(
     page.goto(f"/?session={sid}")
     page.wait_for_selector("body[data-ready='1']")
     assert value(page, "Parameters", "weight") == "2.35"  # the launched session, stepped
-    expect(page.get_by_label("lr")).to_have_value("0.1")
+    expect(page.locator("#lr")).to_have_value("0.1")
     assert "session=" not in page.url and "lr=0.1" in page.url
     assert page.evaluate("sessionStorage.getItem('loop-stepper.session')") == sid
     page.reload()  # the tab keeps it
@@ -69,7 +69,7 @@ def test_a_launch_inside_the_lms_iframe(page: Page, lms_and_tool: tuple[FakeLms,
     page.goto(lms.course_url(link="week-3", custom={"setup": json.dumps(setup)}))
     frame = page.frame_locator("iframe[title='Loop Stepper']")
     expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
-    expect(frame.get_by_label("lr")).to_have_value("0.1")
+    expect(frame.locator("#lr")).to_have_value("0.1")
     inner = next(f for f in page.frames if f.url.startswith(lms.tool))
     assert "session=" not in inner.url and "lr=0.1" in inner.url
     for _ in range(5):
@@ -97,7 +97,7 @@ def test_a_launch_without_cookies_uses_the_platforms_storage(
     page.goto(lms.course_url(link="storage", custom={"setup": '{"lr": 0.2}'}, storage=True))
     frame = page.frame_locator("iframe[title='Loop Stepper']")
     expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
-    expect(frame.get_by_label("lr")).to_have_value("0.2")
+    expect(frame.locator("#lr")).to_have_value("0.2")
     stored = page.evaluate("window.ltiStore")
     state = lms.auth_requests[-1]["state"]
     assert stored[f"{tool} state_{state}"] == state
