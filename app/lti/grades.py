@@ -142,11 +142,16 @@ class Grades:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop the sender; what is still queued is kept in the db (sent after a restart)."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(TIMEOUT * 2)
             self._thread = None
+        try:
+            self.keep()
+        except Exception:  # the db closing: those scores are lost, the predictions are not
+            log.exception("LTI grades: the queue could not be kept at shutdown")
 
     def _run(self) -> None:
         while not self._stop.is_set():
