@@ -154,7 +154,10 @@ async def launch(request: Request) -> Response:
         else:
             pool: HeavyPool = request.app.state.pool
             session_id = await pool.run(open_session, request.app.state.copies, checked)
-            answer = RedirectResponse(f"{root(request)}/?session={session_id}", status_code=303)
+            # a graded link (an AGS line item) opens with Predict first on: answers are points
+            graded = "&predict=1" if checked.lineitem else ""
+            where = f"{root(request)}/?session={session_id}{graded}"
+            answer = RedirectResponse(where, status_code=303)
     except Refused as error:
         return refused(request, error)
     answer.delete_cookie(COOKIE + state, path="/", secure=True, httponly=True, samesite="none")

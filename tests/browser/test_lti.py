@@ -72,6 +72,8 @@ def test_a_launch_inside_the_lms_iframe(page: Page, lms_and_tool: tuple[FakeLms,
     expect(frame.locator("#lr")).to_have_value("0.1")
     inner = next(f for f in page.frames if f.url.startswith(lms.tool))
     assert "session=" not in inner.url and "lr=0.1" in inner.url
+    # the link is graded (the fake LMS sends a line item): Predict first is on; off, Next line runs
+    frame.get_by_role("checkbox", name="Predict first").uncheck()
     for _ in range(5):
         frame.get_by_role("button", name="Next line").click()
     expect(
@@ -159,7 +161,8 @@ def test_deep_link_as_instructor_then_two_answers_reach_the_gradebook(
     expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
     expect(frame.locator("body[data-lti='learner']")).to_be_attached()
     expect(frame.get_by_role("button", name="Start a lecture")).to_be_hidden()
-    frame.get_by_role("checkbox", name="Predict first").check()
+    # a graded link opens with Predict first on
+    expect(frame.get_by_role("checkbox", name="Predict first")).to_be_checked()
     rights = []
     for n in range(2):
         if n:

@@ -29,6 +29,7 @@ from support.serve import schema_url, serve_app
 from tests.support.fake_lms import CLIENT_ID, DEPLOYMENT, DL, TEACHER, FakeLms, fake_lms
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 KEY = "registration-secret-1"
 
 
@@ -89,7 +90,9 @@ def field(page: str, name: str) -> str:
 
 def session_of(r: httpx.Response) -> str:
     assert r.status_code == 303, r.text
-    return r.headers["location"].split("session=", 1)[1]
+    found = re.fullmatch(r"/\?session=([A-Za-z0-9_-]+)(&predict=1)?", r.headers["location"])
+    assert found, r.headers["location"]
+    return found.group(1)
 
 
 def predict(c: httpx.Client, sid: str) -> tuple[bool, float]:
@@ -193,6 +196,19 @@ def test_predictions_reach_the_gradebook_with_one_token(
     before = len(lms.scores)
     predict(c, plain)
     time.sleep(1.5)
+    assert len(lms.scores) == before
+
+
+def test_a_link_without_a_line_item_opens_without_predict_first(
+    c: httpx.Client, lms: FakeLms
+) -> None:
+    graded = launch(c, lms, link="with-grades")
+    assert graded.headers["location"].endswith("&predict=1")
+    ungraded = launch(c, lms, link="no-grades", **{AGS: None})
+    assert re.fullmatch(r"/\?session=[A-Za-z0-9_-]+", ungraded.headers["location"])
+    before = len(lms.scores)
+    predict(c, session_of(ungraded))
+    time.sleep(1.5)  # the sender's round: nothing for a launch without a line item
     assert len(lms.scores) == before
 
 
