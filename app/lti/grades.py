@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import datetime
+import itertools
 import json
 import logging
 import secrets
@@ -127,6 +128,7 @@ class Grades:
         self._stop = threading.Event()
         self._tokens: dict[tuple[str, str], Token] = {}
         self._thread: threading.Thread | None = None
+        self._given = itertools.count()
 
     # -- in the click's path: only a note --------------------------------------------------
 
@@ -172,7 +174,8 @@ class Grades:
             if launch is None or launch.lineitem is None:
                 continue  # not an LMS's session, or a link without a line item
             body = score_body(launch.sub, asked, correct, QUESTIONS, when)
-            score_id = f"{when:.6f}-{secrets.token_hex(8)}"  # sorts by when
+            # sorts by when, then by the order given (two in one microsecond)
+            score_id = f"{when:.6f}-{next(self._given):012d}-{secrets.token_hex(6)}"
             self.db.add_lti_score(
                 score_id, launch.issuer, launch.client_id, launch.lineitem, json.dumps(body), when
             )
