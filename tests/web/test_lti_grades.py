@@ -25,6 +25,7 @@ from app.lti import Lti
 from app.lti.grades import QUESTIONS, SCORE_SCOPE, score_body
 from app.main import create_app
 from app.settings import Settings
+from app.web.security import SecurityMiddleware
 from support.serve import schema_url, serve_app
 from tests.support.fake_lms import CLIENT_ID, DEPLOYMENT, DL, TEACHER, FakeLms, fake_lms
 
@@ -277,3 +278,18 @@ def test_dynamic_registration(c: httpx.Client, lms: FakeLms, tool: tuple[str, Fa
     )
     assert down.status_code == 502 and "answered 404" in down.text
     assert len(lms.registrations) == int(client_id.split("-")[1])  # nothing more registered
+
+
+def test_only_an_origin_widens_form_action() -> None:
+    """The deep-linking answer's header adds one origin to the CSP's form-action; anything
+    that is not a bare http(s) origin leaves the CSP as it was."""
+    headers = [(b"content-security-policy", b"default-src 'self'; form-action 'self'; x")]
+    good = SecurityMiddleware._widened(headers, b"https://lms.example:8443")
+    assert good == [
+        (
+            b"content-security-policy",
+            b"default-src 'self'; form-action 'self' https://lms.example:8443; x",
+        )
+    ]
+    for bad in (b"https://a.example; script-src *", b"javascript:alert(1)", b"* ", b""):
+        assert SecurityMiddleware._widened(headers, bad) == headers
