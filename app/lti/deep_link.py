@@ -143,3 +143,35 @@ def response(key: ToolKey, pick: Picking, content: dict[str, Any]) -> str:
     if pick.data is not None:
         claims[DL + "data"] = pick.data
     return jwt.encode(claims, key.private, algorithm="RS256", headers={"kid": key.kid})
+
+
+class BadChoice(ValueError):
+    """The picker's choice cannot be linked (the words say why); ``pick`` to ask again."""
+
+    def __init__(self, pick: Picking, words: str) -> None:
+        super().__init__(words)
+        self.pick = pick
+
+
+@dataclass(frozen=True)
+class Answer:
+    pick: Picking
+    item: dict[str, Any]
+    jwt: str
+
+
+def answer(key: ToolKey, params: dict[str, str], launch_url: str) -> Answer:
+    """The picker's form (``ticket``, ``kind``, ``scenario``, ``snapshot``, ``lesson``,
+    ``title``) → the signed answer. ``Refused`` for a ticket not ours; ``BadChoice``."""
+    pick = read_ticket(key, params.get("ticket", ""))
+    try:
+        custom = custom_of(
+            params.get("kind", ""),
+            params.get("scenario", ""),
+            params.get("snapshot", ""),
+            params.get("lesson", ""),
+        )
+    except ValueError as error:
+        raise BadChoice(pick, str(error)) from None
+    content = item(params.get("title", ""), launch_url, custom)
+    return Answer(pick, content, response(key, pick, content))

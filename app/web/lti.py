@@ -31,7 +31,7 @@ from app.sessions.live import UnknownSession
 from app.web.answers import Problem
 from app.web.pool import HeavyPool
 from app.web.schemas import CreateSession, setup_of
-from app.web.security import BodyLimit
+from app.web.security import FORM_ACTION, BodyLimit
 
 router = APIRouter(prefix="/lti", tags=["lti"])
 LAUNCH_PATH = "/lti/launch"
@@ -210,26 +210,17 @@ async def deep_link_answer(request: Request) -> Response:
     platform's ``deep_link_return_url`` (a page whose CSP allows that one origin)."""
     lti = tool(request)
     params = await form(request)
+    launch_url = str(request.base_url).rstrip("/") + LAUNCH_PATH
     try:
-        pick = deep_link.read_ticket(lti.key, params.get("ticket", ""))
+        done = deep_link.answer(lti.key, params, launch_url)
     except Refused as error:
         return refused(request, error)
-    try:
-        custom = deep_link.custom_of(
-            params.get("kind", ""),
-            params.get("scenario", ""),
-            params.get("snapshot", ""),
-            params.get("lesson", ""),
-        )
-    except ValueError as error:
-        return picker(request, lti, pick, str(error), 400)
-    url = str(request.base_url).rstrip("/") + LAUNCH_PATH
-    item = deep_link.item(params.get("title", ""), url, custom)
-    signed = deep_link.response(lti.key, pick, item)
+    except deep_link.BadChoice as error:
+        return picker(request, lti, error.pick, str(error), 400)
     templates: Jinja2Templates = request.app.state.templates
-    context = {"root": root(request), "action": pick.return_url, "jwt": signed, "item": item}
-    answer = templates.TemplateResponse(request, "lti-return.html", context)
-    answer.headers["x-form-action-origin"] = deep_link.origin_of(pick.return_url)
+    context = {"root": root(request), "action": done.pick.return_url, "jwt": done.jwt}
+    answer = templates.TemplateResponse(request, "lti-return.html", context | {"item": done.item})
+    answer.headers[FORM_ACTION.decode()] = deep_link.origin_of(done.pick.return_url)
     return answer
 
 
