@@ -87,9 +87,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             asyncio.create_task(every(settings.sweep_interval, sessions.sweep)),
             *hub.broadcast.tasks,
         ]
+        grades = None if app.state.lti is None else app.state.lti.grades
+        if grades is not None:  # LTI's scores to their platforms, in a thread of their own
+            grades.start()
         try:
             yield
         finally:
+            if grades is not None:
+                await anyio.to_thread.run_sync(grades.stop)
             for task in tasks:
                 task.cancel()
             for task in tasks:
@@ -112,10 +117,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.pool = pool
     # LTI 1.3 (issue 30): None, and every /lti route a 404, when no platform is configured
     try:
-        app.state.lti = Lti.from_settings(db, settings.lti_config, settings.lti_key)
+        app.state.lti = Lti.from_settings(
+            db, settings.lti_config, settings.lti_key, settings.lti_registration_key
+        )
     except BaseException:  # a bad configuration stops the start: the database let go first
         sessions.close()
         raise
+    # a prediction's score, told to the LTI grades' sender (off: nobody is told)
+    app.state.scored = None if app.state.lti is None else app.state.lti.grades.scored
     # a CSV dataset's upload, a create or check with a spec's points and an LTI launch have
     # their own body limits
     spec_body = "a spec is at most %d bytes (LOOP_STEPPER_SPEC_MAX_BODY)"

@@ -93,6 +93,10 @@ class Settings(BaseSettings):
     # A PEM file of the tool's RSA private key. Empty: a key made at first start, kept in the
     # database (every process sharing the database signs with the same one).
     lti_key: str = ""
+    # LTI dynamic registration's secret: a platform registers at
+    # /lti/register?key=<this secret> (docs/deploy.md#in-an-lms-lti-13). Empty: dynamic
+    # registration is off (404). Set, LTI is on even before any platform is registered.
+    lti_registration_key: str = ""
     templates_dir: Path = ROOT / "templates"
     static_dir: Path = ROOT / "static"
 

@@ -23,10 +23,12 @@ import jwt
 from app.db import Database
 from app.lti import config
 from app.lti.config import Platform
+from app.lti.grades import Grades
 from app.lti.keys import ToolKey, tool_key
 
 LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
 MESSAGE_TYPES = ("LtiResourceLinkRequest", "LtiDeepLinkingRequest")
 LOGIN_LIFE = 600.0  # seconds between the login and its launch (the nonce's life)
 LEEWAY = 60  # seconds of clock difference allowed on exp and iat
@@ -86,6 +88,21 @@ def teaching(roles: Iterable[str]) -> bool:
 def role_name(role: str) -> str:
     """``…/membership#Instructor`` and ``…/institution/person#Administrator`` → the name."""
     return role.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+def deep_linking_settings(claims: dict[str, Any]) -> dict[str, Any]:
+    """A deep-linking request's settings, checked: an http(s) ``deep_link_return_url`` and
+    ``ltiResourceLink`` among the ``accept_types`` (403 otherwise)."""
+    settings = claims.get(DL + "deep_linking_settings")
+    if not isinstance(settings, dict):
+        raise Refused("deep_linking_settings", "the request has no deep_linking_settings", 403)
+    url = settings.get("deep_link_return_url")
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")) or len(url) > 2048:
+        raise Refused("deep_link_return_url", "the deep_link_return_url is not an http(s) URL", 403)
+    accepted = settings.get("accept_types", [])
+    if not isinstance(accepted, list) or "ltiResourceLink" not in accepted:
+        raise Refused("accept_types", "the platform does not accept an ltiResourceLink", 403)
+    return settings
 
 
 def origin(url: str) -> str:
@@ -151,14 +168,21 @@ class Lti:
         self.db, self.key = db, key
         self._configured = list(platforms)
         self.key_sets = key_sets or KeySets()
+        self.grades = Grades(db, key, self.platforms)
+        self.registration_key = ""  # dynamic registration's secret; empty: off
 
     @classmethod
-    def from_settings(cls, db: Database, config_path: str, key_path: str) -> Lti | None:
-        """None (LTI off) when no platform is configured nor registered."""
+    def from_settings(
+        cls, db: Database, config_path: str, key_path: str, registration_key: str = ""
+    ) -> Lti | None:
+        """None (LTI off) when no platform is configured nor registered, and dynamic
+        registration is off (no ``registration_key``)."""
         platforms = config.read(config_path) if config_path else []
-        if not platforms and not db.lti_platforms():
+        if not platforms and not registration_key and not db.lti_platforms():
             return None
-        return cls(db, platforms, tool_key(db, key_path))
+        lti = cls(db, platforms, tool_key(db, key_path))
+        lti.registration_key = registration_key
+        return lti
 
     def platforms(self) -> list[Platform]:
         registered = [
@@ -308,6 +332,8 @@ class Lti:
             not isinstance(link_id, str) or not link_id
         ):
             raise Refused("resource_link", "the launch names no resource link")
+        if message_type == "LtiDeepLinkingRequest":
+            deep_linking_settings(claims)
         sub = claims["sub"]
         if not isinstance(sub, str) or not sub or len(sub) > 255:
             raise Refused("sub", "the id_token's sub is not a user id")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import random
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from app.engine import LineError
@@ -22,6 +23,10 @@ from app.engine.predict import outcome, stores
 from app.engine.questions import KINDS, Question, ask
 from app.log.records import Event, PredictionRecord
 from app.log.timeline import Timeline
+
+Scored = Callable[[str, int, int], None]
+"""Told ``(session id, questions asked, answered right)`` after a prediction is kept, in the
+click's path: it must only take note (the LTI layer's grades queue it, issue 30)."""
 
 
 class NotOffered(ValueError):
@@ -90,16 +95,21 @@ def chosen(q: Question, choice: str | list[str]) -> list[str]:
     return sorted(set(ids), key=offered.index)
 
 
-def predict(timeline: Timeline, session_id: str, choice: str | list[str]) -> dict[str, Any]:
+def predict(
+    timeline: Timeline, session_id: str, choice: str | list[str], scored: Scored | None = None
+) -> dict[str, Any]:
     """Keep the prediction in the log, then run the line exactly as ``next`` does. The answer
     says whether the choice was right, the true ids, the explanation and what each choice
     believes; ``error`` is what ``next`` would have answered with its 409 when the line raised
-    (the caller adds the Session when it ran)."""
+    (the caller adds the Session when it ran). ``scored`` is told the session's score so far."""
     q = question(timeline, session_id)
     ids = chosen(q, choice)
     correct = ids == q.answer
     record: PredictionRecord = {"kind": q.kind, "choice": ids, "correct": correct}
     timeline.predicted(Event("predict", entry=q.line, prediction=record))
+    if scored is not None:
+        tally = score(timeline)
+        scored(session_id, tally["asked"], tally["correct"])
     error = None
     try:
         timeline.next()

@@ -10,6 +10,7 @@ check (the browser is the LMS's, inside its iframe), with nothing created.
 from __future__ import annotations
 
 import json
+import secrets
 import urllib.parse
 from typing import Any
 
@@ -21,20 +22,23 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 
 from app.db import StoredLaunch
-from app.lti import Launch, Lti, Refused
+from app.engine.scenarios import SCENARIOS
+from app.lti import Launch, Lti, Refused, deep_link, register
+from app.lti.grades import QUESTIONS
 from app.lti.tool import teaching
 from app.sessions.copies import Copies
 from app.sessions.live import UnknownSession
 from app.web.answers import Problem
 from app.web.pool import HeavyPool
 from app.web.schemas import CreateSession, setup_of
-from app.web.security import BodyLimit
+from app.web.security import FORM_ACTION, BodyLimit
 
 router = APIRouter(prefix="/lti", tags=["lti"])
 LAUNCH_PATH = "/lti/launch"
 MAX_LAUNCH_BODY = 64 * 1024  # an id_token with its custom claims; more is refused (413)
 MAX_FIELDS = 16
-SERVED = ("LtiResourceLinkRequest",)  # the message types a launch serves today
+DEEP_LINKING = "LtiDeepLinkingRequest"
+SERVED = ("LtiResourceLinkRequest", DEEP_LINKING)  # the message types a launch serves
 COOKIE = "lti1p3-state-"  # + the state: one cookie a login, so two tabs launch side by side
 
 
@@ -144,13 +148,18 @@ async def launch(request: Request) -> Response:
         if asking is not None:
             return asking
     try:
-        # deep linking (LtiDeepLinkingRequest) comes in the second round: refused for now
         checked = await anyio.to_thread.run_sync(lti.launch, token, state, bound, SERVED)
-        pool: HeavyPool = request.app.state.pool
-        session_id = await pool.run(open_session, request.app.state.copies, checked)
+        if checked.message_type == DEEP_LINKING:  # an instructor picks what to link
+            answer: Response = picker(request, lti, deep_link.picking(checked))
+        else:
+            pool: HeavyPool = request.app.state.pool
+            session_id = await pool.run(open_session, request.app.state.copies, checked)
+            # a graded link (an AGS line item) opens with Predict first on: answers are points
+            graded = "&predict=1" if checked.lineitem else ""
+            where = f"{root(request)}/?session={session_id}{graded}"
+            answer = RedirectResponse(where, status_code=303)
     except Refused as error:
         return refused(request, error)
-    answer = RedirectResponse(f"{root(request)}/?session={session_id}", status_code=303)
     answer.delete_cookie(COOKIE + state, path="/", secure=True, httponly=True, samesite="none")
     return answer
 
@@ -174,6 +183,73 @@ async def storage_page(request: Request, lti: Lti, token: str, state: str) -> Re
         "id_token": token,
     }
     return page(request, "Signing in", "Signing in through your LMS…", storage=storage)
+
+
+# -- deep linking -----------------------------------------------------------------------------
+
+
+def picker(
+    request: Request, lti: Lti, pick: deep_link.Picking, error: str = "", status: int = 200
+) -> HTMLResponse:
+    """The picker: a scenario (its setup) or a pasted snapshot link (the lesson gallery once
+    lessons exist), posted with the request's signed ticket to ``/lti/deep_link``."""
+    templates: Jinja2Templates = request.app.state.templates
+    context = {
+        "root": root(request),
+        "ticket": deep_link.ticket(lti.key, pick),
+        "scenarios": [(name, info.title) for name, (info, _) in SCENARIOS.items()],
+        "questions": QUESTIONS,
+        "error": error,
+    }
+    return templates.TemplateResponse(request, "lti-picker.html", context, status_code=status)
+
+
+@router.post("/deep_link", include_in_schema=False)
+async def deep_link_answer(request: Request) -> Response:
+    """The picker's choice → the signed ``LtiDeepLinkingResponse``, auto-posted to the
+    platform's ``deep_link_return_url`` (a page whose CSP allows that one origin)."""
+    lti = tool(request)
+    params = await form(request)
+    launch_url = str(request.base_url).rstrip("/") + LAUNCH_PATH
+    try:
+        done = deep_link.answer(lti.key, params, launch_url)
+    except Refused as error:
+        return refused(request, error)
+    except deep_link.BadChoice as error:
+        return picker(request, lti, error.pick, str(error), 400)
+    templates: Jinja2Templates = request.app.state.templates
+    context = {"root": root(request), "action": done.pick.return_url, "jwt": done.jwt}
+    answer = templates.TemplateResponse(request, "lti-return.html", context | {"item": done.item})
+    answer.headers[FORM_ACTION.decode()] = deep_link.origin_of(done.pick.return_url)
+    return answer
+
+
+# -- dynamic registration -----------------------------------------------------------------------
+
+
+@router.get("/register", include_in_schema=False)
+async def register_platform(
+    request: Request,
+    openid_configuration: str = Query(max_length=2048),
+    registration_token: str = Query("", max_length=4096),
+    key: str = Query("", max_length=256),
+) -> Response:
+    """Dynamic registration: register with the platform, keep it, and close the platform's
+    dialog (``org.imsglobal.lti.close``). Needs ``key``: LOOP_STEPPER_LTI_REGISTRATION_KEY."""
+    lti = tool(request)
+    if not lti.registration_key:
+        raise HTTPException(404, "dynamic registration is off on this server")
+    if not secrets.compare_digest(key.encode(), lti.registration_key.encode()):
+        return refused(request, Refused("key", "the registration key is not this server's", 403))
+    base = str(request.base_url).rstrip("/")
+    try:
+        issuer = await anyio.to_thread.run_sync(
+            register.register, lti.db, openid_configuration, registration_token, base
+        )
+    except Refused as error:
+        return refused(request, error)
+    words = f"Loop Stepper is registered with {issuer}. This window closes by itself."
+    return page(request, "Registered", words, close=True)
 
 
 class MeOut(BaseModel):

@@ -23,7 +23,13 @@ def index(request: Request) -> HTMLResponse:
     return templates.TemplateResponse(
         request,
         "index.html",
-        {"scenarios": scenarios, "embed": embed, "mode": mode(request), "catalogue": catalogue()},
+        {
+            "scenarios": scenarios,
+            "embed": embed,
+            "mode": mode(request),
+            "catalogue": catalogue(),
+            "lti": request.app.state.lti is not None,  # the page asks GET /lti/me only then
+        },
     )
 
 

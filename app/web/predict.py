@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from app.log.timeline import Timeline
@@ -80,11 +80,12 @@ async def question(target: Target) -> Response:
 
 
 @router.post("/sessions/{session_id}/predict", response_model=PredictOut, responses=ERRORS)
-async def predict(call: Call, body: PredictBody) -> Response:
+async def predict(call: Call, body: PredictBody, request: Request) -> Response:
     """Keep the prediction, then run the line exactly as POST …/next does."""
+    scored: predictions.Scored | None = request.app.state.scored  # LTI's grades, when on
 
     def act(timeline: Timeline) -> dict[str, Any]:
-        answer = predictions.predict(timeline, call.session_id, body.choice)
+        answer = predictions.predict(timeline, call.session_id, body.choice, scored)
         return {**answer, "session": None if answer["error"] else call.session(timeline)}
 
     return await call.use(act, heavy=True)

@@ -21,6 +21,7 @@ inline styles and data: images, so only that page's policy allows those two, nev
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 
 from starlette.applications import Starlette
@@ -38,6 +39,9 @@ DOCS_CSP = (
     "base-uri 'none'; form-action 'self'; frame-ancestors {ancestors}"
 )
 DOCS_PATHS = frozenset({"/docs"})
+# a route's own header naming one more origin its page's forms post to (the LTI deep-linking
+# answer posts to the platform): taken out, and added to the CSP's form-action
+FORM_ACTION = b"x-form-action-origin"
 
 
 def _headers(csp: str, frame_ancestors: str) -> list[tuple[bytes, bytes]]:
@@ -103,10 +107,13 @@ class SecurityMiddleware:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                kept = [
-                    (k, v) for k, v in message.get("headers", []) if k.lower() not in SECURITY_NAMES
-                ]
-                message = {**message, "headers": kept + extra}
+                kept, also = [], extra
+                for k, v in message.get("headers", []):
+                    if k.lower() == FORM_ACTION:
+                        also = self._widened(extra, v)
+                    elif k.lower() not in SECURITY_NAMES:
+                        kept.append((k, v))
+                message = {**message, "headers": kept + also}
             await send(message)
 
         declared = _content_length(scope["headers"])
@@ -139,6 +146,19 @@ class SecurityMiddleware:
             return await receive()  # after the body: wait for the disconnect as usual
 
         await self.app(scope, replay, send_with_headers)
+
+    @staticmethod
+    def _widened(headers: list[tuple[bytes, bytes]], origin: bytes) -> list[tuple[bytes, bytes]]:
+        """``headers`` with ``origin`` (one http(s) origin, no spaces nor ';') allowed as a
+        form's action."""
+        if not re.fullmatch(rb"https?://[A-Za-z0-9.\-\[\]:]+", origin):
+            return headers
+        return [
+            (k, v.replace(b"form-action 'self'", b"form-action 'self' " + origin))
+            if k == b"content-security-policy"
+            else (k, v)
+            for k, v in headers
+        ]
 
     async def _too_large(self, send: Send, detail: str) -> None:
         payload = json.dumps({"detail": detail}, separators=(",", ":")).encode()

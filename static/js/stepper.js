@@ -7,6 +7,7 @@ import { createActions } from "./actions.js";
 import { api, ApiError, BUSY_WORDS, onBusy } from "./api.js";
 import { catalogue } from "./catalogue.js";
 import { installKeys } from "./keys.js";
+import { applyLtiRole } from "./lti-role.js";
 import { lazyView } from "./lazy.js";
 import { createPainter, current, travelled } from "./paint.js";
 import {
@@ -222,6 +223,7 @@ async function start() {
         opened = await api.get(url.session);
         storeId(opened.id);
         launched = true;
+        applyLtiRole(opened.id); // the instructor's view or the student's
       } catch (error) {
         if (!(error instanceof ApiError) || error.status !== 404) throw error;
       }

@@ -1,22 +1,25 @@
 """The page after an LMS's launch (issue 30): ``/?session=<id>`` opens that session as this
-tab's own and drops the parameter from the address bar."""
+tab's own and drops the parameter from the address bar; deep linking, grades and the
+instructor's view inside the LMS's iframe."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect
+from playwright.sync_api import Browser, Frame, Page, Route, expect
 
 from app.settings import Settings
 from support.serve import serve
-from tests.support.fake_lms import FakeLms, fake_lms
+from tests.support.fake_lms import STUDENT, TEACHER, FakeLms, fake_lms
 
 from .conftest import Watch
-from .test_a11y import AXE_CONTEXT, violations
+from .test_a11y import AXE, AXE_CONTEXT, violations
 from .test_page import value
 
 pytestmark = pytest.mark.browser
@@ -32,7 +35,7 @@ def test_a_launched_session_opens_and_leaves_the_address_bar(
     page.goto(f"/?session={sid}")
     page.wait_for_selector("body[data-ready='1']")
     assert value(page, "Parameters", "weight") == "2.35"  # the launched session, stepped
-    expect(page.get_by_label("lr")).to_have_value("0.1")
+    expect(page.locator("#lr")).to_have_value("0.1")
     assert "session=" not in page.url and "lr=0.1" in page.url
     assert page.evaluate("sessionStorage.getItem('loop-stepper.session')") == sid
     page.reload()  # the tab keeps it
@@ -66,9 +69,11 @@ def test_a_launch_inside_the_lms_iframe(page: Page, lms_and_tool: tuple[FakeLms,
     page.goto(lms.course_url(link="week-3", custom={"setup": json.dumps(setup)}))
     frame = page.frame_locator("iframe[title='Loop Stepper']")
     expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
-    expect(frame.get_by_label("lr")).to_have_value("0.1")
+    expect(frame.locator("#lr")).to_have_value("0.1")
     inner = next(f for f in page.frames if f.url.startswith(lms.tool))
     assert "session=" not in inner.url and "lr=0.1" in inner.url
+    # the link is graded (the fake LMS sends a line item): Predict first is on; off, Next line runs
+    frame.get_by_role("checkbox", name="Predict first").uncheck()
     for _ in range(5):
         frame.get_by_role("button", name="Next line").click()
     expect(
@@ -94,7 +99,7 @@ def test_a_launch_without_cookies_uses_the_platforms_storage(
     page.goto(lms.course_url(link="storage", custom={"setup": '{"lr": 0.2}'}, storage=True))
     frame = page.frame_locator("iframe[title='Loop Stepper']")
     expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
-    expect(frame.get_by_label("lr")).to_have_value("0.2")
+    expect(frame.locator("#lr")).to_have_value("0.2")
     stored = page.evaluate("window.ltiStore")
     state = lms.auth_requests[-1]["state"]
     assert stored[f"{tool} state_{state}"] == state
@@ -120,5 +125,83 @@ def test_the_refused_page_names_the_check_and_is_accessible(
         expect(page.get_by_role("heading", level=1)).to_have_text("The LMS launch was refused")
         expect(page.locator("#lti-check")).to_have_text("state")
         assert violations(page) == []
+    finally:
+        context.close()
+
+
+def axe_frame(frame: Frame) -> list[str]:
+    """axe's WCAG 2 A/AA violations inside one frame (the tool's page in the LMS's iframe)."""
+    frame.add_script_tag(path=str(AXE))
+    result: dict[str, Any] = frame.evaluate(
+        "() => axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}})"
+    )
+    return [f"{v['id']}: {v['help']}" for v in result["violations"]]
+
+
+def test_deep_link_as_instructor_then_two_answers_reach_the_gradebook(
+    page: Page, lms_and_tool: tuple[FakeLms, str]
+) -> None:
+    """The whole second round in the LMS's iframe (another origin): the instructor adds the
+    stepper (deep linking: the picker, the signed answer auto-posted back); a student launches
+    that link, answers two predict-first questions, and the LMS holds two scores for them."""
+    lms, tool = lms_and_tool
+    page.goto(lms.course_url(user=TEACHER, link="adding", deep=True))
+    frame = page.frame_locator("iframe[title='Loop Stepper']")
+    expect(frame.get_by_role("heading", name="Link the stepper")).to_be_visible(timeout=30_000)
+    frame.get_by_label("Scenario", exact=True).select_option("neuron")
+    frame.get_by_label("Title in the course").fill("Week 3: one neuron")
+    frame.get_by_role("button", name="Add to the course").click()
+    expect(frame.locator("#linked")).to_have_text("Linked", timeout=30_000)  # the LMS's page
+    item = lms.links[-1]
+    assert item["title"] == "Week 3: one neuron" and item["url"] == f"{tool}/lti/launch"
+    assert item["custom"] == {"setup": '{"scenario":"neuron"}'}
+    assert item["lineItem"] == {"scoreMaximum": 10, "label": "Week 3: one neuron"}
+
+    page.goto(lms.course_url(user=STUDENT, link="week-3", custom=item["custom"]))
+    expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
+    expect(frame.locator("body[data-lti='learner']")).to_be_attached()
+    expect(frame.get_by_role("button", name="Start a lecture")).to_be_hidden()
+    # a graded link opens with Predict first on
+    expect(frame.get_by_role("checkbox", name="Predict first")).to_be_checked()
+    rights = []
+    for n in range(2):
+        if n:
+            frame.get_by_role("button", name="Next line").click()
+        expect(frame.locator("#predict-verdict")).to_be_empty()
+        frame.locator("#predict-choices input").first.check()
+        frame.get_by_role("button", name="Answer").click()
+        expect(frame.locator("#predict-score")).to_contain_text(f"of {n + 1}")
+        rights.append(frame.locator("#predict-verdict").inner_text().startswith("Right."))
+    deadline = time.monotonic() + 20
+    while len(lms.scores) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [(s["userId"], s["scoreGiven"], s["scoreMaximum"]) for s in lms.scores] == [
+        ("student-1", int(rights[0]), 10),
+        ("student-1", int(rights[0]) + int(rights[1]), 10),
+    ]
+    assert {s["lineitem"] for s in lms.scores} == {f"{lms.url}/lineitems/1"}
+
+
+def test_an_instructor_keeps_start_a_lecture(page: Page, lms_and_tool: tuple[FakeLms, str]) -> None:
+    lms, _ = lms_and_tool
+    page.goto(lms.course_url(user=TEACHER, link="week-3"))
+    frame = page.frame_locator("iframe[title='Loop Stepper']")
+    expect(frame.locator("body[data-lti='instructor']")).to_be_attached(timeout=30_000)
+    expect(frame.get_by_role("button", name="Start a lecture")).to_be_visible()
+
+
+def test_the_picker_is_accessible(browser: Browser, lms_and_tool: tuple[FakeLms, str]) -> None:
+    """The deep-linking picker in the LMS's iframe: labelled controls, a legend; axe finds
+    nothing."""
+    lms, tool = lms_and_tool
+    context = browser.new_context(**AXE_CONTEXT)
+    try:
+        page = context.new_page()
+        page.goto(lms.course_url(user=TEACHER, link="adding", deep=True))
+        frame = page.frame_locator("iframe[title='Loop Stepper']")
+        expect(frame.get_by_role("heading", name="Link the stepper")).to_be_visible(timeout=30_000)
+        expect(frame.get_by_role("radio", name="A scenario")).to_be_checked()
+        picker = next(f for f in page.frames if f.url.startswith(tool))
+        assert axe_frame(picker) == []
     finally:
         context.close()

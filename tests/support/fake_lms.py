@@ -42,6 +42,8 @@ AGS = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 CLIENT_ID = "loop-stepper-client"
 DEPLOYMENT = "deployment-1"
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+DL = "https://purl.imsglobal.org/spec/lti-dl/claim/"
+TOOL_CONFIG = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 
 
 # LTI's client-side postMessage storage, as a platform's page answers it: put_data and get_data
@@ -88,6 +90,7 @@ class FakeLms:
     scores: list[dict[str, Any]] = field(default_factory=list)
     deep_links: list[dict[str, Any]] = field(default_factory=list)
     registrations: list[dict[str, Any]] = field(default_factory=list)
+    links: list[dict[str, Any]] = field(default_factory=list)  # content items deep linked
     tokens: dict[str, float] = field(default_factory=dict)  # bearer → expiry
     assertions: list[dict[str, Any]] = field(default_factory=list)
     auth_requests: list[dict[str, str]] = field(default_factory=list)
@@ -130,7 +133,9 @@ class FakeLms:
         user: User = STUDENT,
         link: str = "link-1",
         custom: dict[str, Any] | None = None,
+        deep: bool = False,
     ) -> dict[str, Any]:
+        """A launch's claims; ``deep``: an ``LtiDeepLinkingRequest`` instead."""
         now = int(time.time())
         found: dict[str, Any] = {
             "iss": self.issuer,
@@ -153,6 +158,16 @@ class FakeLms:
         }
         if user.name:
             found["name"] = user.name
+        if deep:
+            found[LTI + "message_type"] = "LtiDeepLinkingRequest"
+            found.pop(LTI + "resource_link")
+            found.pop(AGS)
+            found[DL + "deep_linking_settings"] = {
+                "deep_link_return_url": f"{self.url}/deep_link_return",
+                "accept_types": ["ltiResourceLink"],
+                "accept_presentation_document_targets": ["iframe", "window"],
+                "data": "dl-data-1",
+            }
         return found
 
     def id_token(
@@ -164,9 +179,10 @@ class FakeLms:
         user: User = STUDENT,
         link: str = "link-1",
         custom: dict[str, Any] | None = None,
+        deep: bool = False,
         **changes: Any,
     ) -> str:
-        claims = self.claims(nonce, user, link, custom)
+        claims = self.claims(nonce, user, link, custom, deep)
         for name, value in changes.items():
             name = LTI + name[4:] if name.startswith("lti_") else name
             if value is None:
@@ -178,12 +194,16 @@ class FakeLms:
         )
 
     def start_url(
-        self, user: User = STUDENT, link: str = "link-1", custom: dict[str, Any] | None = None
+        self,
+        user: User = STUDENT,
+        link: str = "link-1",
+        custom: dict[str, Any] | None = None,
+        deep: bool = False,
     ) -> str:
         """Where a browser starts a launch: this LMS's page that sends it to the tool."""
         hint = secrets.token_hex(6)
         with self.lock:
-            self.pending[hint] = {"user": user, "link": link, "custom": custom}
+            self.pending[hint] = {"user": user, "link": link, "custom": custom, "deep": deep}
         return f"{self.url}/start?hint={hint}"
 
     def course_url(
@@ -192,11 +212,23 @@ class FakeLms:
         link: str = "link-1",
         custom: dict[str, Any] | None = None,
         storage: bool = False,
+        deep: bool = False,
     ) -> str:
         """A course page of this LMS with the tool's link in an iframe, as Moodle shows it;
-        ``storage``: the page offers LTI's postMessage storage (``lti_storage_target``)."""
-        start = urllib.parse.urlsplit(self.start_url(user, link, custom))
+        ``storage``: the page offers LTI's postMessage storage (``lti_storage_target``);
+        ``deep``: the iframe is a deep-linking request (adding the tool to the course)."""
+        start = urllib.parse.urlsplit(self.start_url(user, link, custom, deep))
         return f"{self.url}/course?{start.query}{'&storage=1' if storage else ''}"
+
+    def tool_claims(self, token: str, audience: str) -> dict[str, Any]:
+        """A JWT the tool signed (issued by its client_id to ``audience``), checked against
+        the tool's JWKS."""
+        kid = jwt.get_unverified_header(token)["kid"]
+        keys = {k["kid"]: k for k in fetch_json(f"{self.tool}/lti/jwks")["keys"]}
+        claims: dict[str, Any] = jwt.decode(
+            token, jwt.PyJWK(keys[kid]), algorithms=["RS256"], audience=audience, issuer=CLIENT_ID
+        )
+        return claims
 
 
 def jwk(kid: str, key: rsa.RSAPrivateKey) -> dict[str, Any]:
@@ -309,7 +341,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send(400, "redirect_uri is not the tool's launch")
             return
         token = lms.id_token(
-            query["nonce"], user=launch["user"], link=launch["link"], custom=launch["custom"]
+            query["nonce"],
+            user=launch["user"],
+            link=launch["link"],
+            custom=launch["custom"],
+            deep=launch["deep"],
         )
         action = html.escape(query["redirect_uri"])
         page = (
@@ -341,15 +377,37 @@ class Handler(BaseHTTPRequestHandler):
                         {"lineitem": lms.url + path[: -len("/scores")], **json.loads(body)}
                     )
                 self.send(200, "", "application/json")
-        elif path == "/deep_link_return":
+        elif path == "/deep_link_return":  # the tool's signed answer, checked, its item kept
             form = dict(urllib.parse.parse_qsl(body.decode()))
+            try:
+                claims = lms.tool_claims(form.get("JWT", ""), audience=lms.issuer)
+            except (KeyError, jwt.PyJWTError) as error:
+                self.send(400, f"bad deep-linking response: {html.escape(str(error))}")
+                return
             with lms.lock:
-                lms.deep_links.append(form)
-            self.send(200, "<!doctype html><title>Linked</title><p>Linked.</p>")
+                lms.deep_links.append({**form, "claims": claims})
+                lms.links += claims.get(DL + "content_items", [])
+            self.send(
+                200,
+                "<!doctype html><html lang='en'><head><title>Linked</title></head>"
+                "<body><main><h1 id='linked'>Linked</h1></main></body></html>",
+            )
         elif path == "/registration":
+            registration = json.loads(body)
             with lms.lock:
-                lms.registrations.append(json.loads(body))
-            self.json(200, {**json.loads(body), "client_id": f"reg-{len(lms.registrations)}"})
+                lms.registrations.append(
+                    {**registration, "authorization": self.headers.get("Authorization")}
+                )
+                client_id = f"reg-{len(lms.registrations)}"
+            tool_config = registration.get(TOOL_CONFIG, {})
+            self.json(
+                200,
+                {
+                    **registration,
+                    "client_id": client_id,
+                    TOOL_CONFIG: {**tool_config, "deployment_id": f"dep-{client_id}"},
+                },
+            )
         else:
             self.send(404, "no such endpoint")
 
@@ -365,15 +423,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         assertion = form.get("client_assertion", "")
         try:
-            kid = jwt.get_unverified_header(assertion)["kid"]
-            keys = {k["kid"]: k for k in fetch_json(f"{lms.tool}/lti/jwks")["keys"]}
-            claims = jwt.decode(
-                assertion,
-                jwt.PyJWK(keys[kid]),
-                algorithms=["RS256"],
-                audience=f"{lms.url}/token",
-                issuer=CLIENT_ID,
-            )
+            claims = lms.tool_claims(assertion, audience=f"{lms.url}/token")
         except (KeyError, jwt.PyJWTError) as error:
             self.json(401, {"error": "invalid_client", "error_description": str(error)})
             return

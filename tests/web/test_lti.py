@@ -101,7 +101,8 @@ def post(c: httpx.Client, token: str, state: str, bound: str | None) -> httpx.Re
 
 def session_of(r: httpx.Response) -> str:
     assert r.status_code == 303, r.text
-    match = re.fullmatch(r"/\?session=([A-Za-z0-9_-]+)", r.headers["location"])
+    # the fake LMS's launches have a line item: Predict first is on
+    match = re.fullmatch(r"/\?session=([A-Za-z0-9_-]+)&predict=1", r.headers["location"])
     assert match, r.headers["location"]
     return match.group(1)
 
@@ -133,9 +134,9 @@ REFUSED: list[tuple[str, dict[str, Any], str, int]] = [
     ("wrong version", {"lti_version": "1.1.0"}, "version", 403),
     ("wrong message_type", {"lti_message_type": "LtiSubmissionReviewRequest"}, "message_type", 403),
     (
-        "deep linking, not yet served",
+        "deep linking without its settings",
         {"lti_message_type": "LtiDeepLinkingRequest"},
-        "message_type",
+        "deep_linking_settings",
         403,
     ),
     ("no resource link", {"lti_resource_link": None}, "resource_link", 401),
@@ -480,8 +481,9 @@ def test_the_fake_lms_checks_the_tools_assertion_and_records_scores(
     registered = httpx.post(config["registration_endpoint"], json={"client_name": "Loop Stepper"})
     assert registered.json()["client_name"] == "Loop Stepper"
     assert registered.json()["client_id"].startswith("reg-")
-    assert httpx.post(f"{lms.url}/deep_link_return", data={"JWT": "a.b.c"}).status_code == 200
-    assert lms.deep_links[-1] == {"JWT": "a.b.c"}
+    # the deep-linking return checks the tool's signature: a forged answer is refused
+    assert httpx.post(f"{lms.url}/deep_link_return", data={"JWT": "a.b.c"}).status_code == 400
+    assert all(d["JWT"] != "a.b.c" for d in lms.deep_links)
 
 
 def test_loop_stepper_says_what_is_wrong_with_the_lti_settings(tmp_path: Path) -> None:
