@@ -98,6 +98,9 @@ def snapshot_token(pasted: str) -> str:
     return token
 
 
+LESSON = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def custom_of(kind: str, scenario: str, snapshot: str, lesson: str) -> dict[str, str]:
     """The link's custom parameter (every value a string, as LTI's custom claims are):
     ``{"setup": "<a POST /api/sessions body as JSON>"}``, ``{"snapshot": token}`` or
@@ -108,9 +111,11 @@ def custom_of(kind: str, scenario: str, snapshot: str, lesson: str) -> dict[str,
         return {"setup": json.dumps({"scenario": scenario}, separators=(",", ":"))}
     if kind == "snapshot":
         return {"snapshot": snapshot_token(snapshot)}
-    if kind == "lesson":  # the seam for lessons (issue 29): none exist yet
-        raise ValueError("there are no lessons yet")
-    raise ValueError("choose a setup or a snapshot")
+    if kind == "lesson":  # a built-in lesson's id or a written one's (its launch finds it)
+        if not LESSON.fullmatch(lesson.strip()):
+            raise ValueError("a lesson's id: letters, digits, - and _ (from its link)")
+        return {"lesson": lesson.strip()}
+    raise ValueError("choose a lesson, a setup or a snapshot")
 
 
 def item(title: str, url: str, custom: dict[str, str]) -> dict[str, Any]:

@@ -12,15 +12,14 @@ from fastapi import APIRouter, Header, Request, Response
 from pydantic import ValidationError
 
 from app.engine import lessons as documents
-from app.engine.lessons import LessonRefused, walk_of
+from app.engine.lessons import LessonRefused
 from app.lessons import library, walk
-from app.log.records import Setup
 from app.log.timeline import Timeline, TimelineError
 from app.sessions.copies import Copies
 from app.web.answers import Problem, SessionOut
 from app.web.deps import ERRORS, Call, Sessions, as_json
 from app.web.pool import HeavyPool
-from app.web.schemas import CreateSession, setup_of, spec_setup
+from app.web.schemas import CreateSession, lesson_setup
 
 router = APIRouter(prefix="/api", tags=["lessons"])
 MAX_DOCUMENT = 256 * 1024  # bytes of a lesson document (also its body limit)
@@ -52,16 +51,6 @@ async def document(request: Request) -> dict[str, Any]:
     if problems:
         raise LessonRefused(problems)
     return doc  # type: ignore[no-any-return]
-
-
-def setup_for(lesson_id: str, doc: dict[str, Any], request: Request) -> Setup:
-    """A session's setup on a lesson: the lesson's setup, with its walk."""
-    body = CreateSession.model_validate(doc["setup"])
-    if body.model is not None:
-        setup = spec_setup(body, request.app.state.settings, request.app.state.sessions.db)
-    else:
-        setup = setup_of(body, doc.get("program") or None)
-    return Setup.from_json({**setup.to_json(), "lesson": walk_of(lesson_id, doc)})
 
 
 def token_of(authorization: str | None) -> str | None:
@@ -139,7 +128,7 @@ async def check_lesson(request: Request) -> Response:
     sessions = request.app.state.sessions
 
     def run() -> list[dict[str, Any]]:
-        session = copies.create(setup_for("check", doc, request))
+        session = copies.create(lesson_setup("check", doc, request.app.state.settings, sessions.db))
         try:
             return sessions.act(session, lambda t: walk.check(t, doc))  # type: ignore[no-any-return]
         finally:
@@ -156,7 +145,9 @@ async def lesson_session(lesson_id: str, sessions: Sessions, request: Request) -
     pool: HeavyPool = request.app.state.pool
     copies: Copies = request.app.state.copies
     doc = await pool.run(library.get, sessions.db, lesson_id)
-    session = await pool.run(copies.create, setup_for(lesson_id, doc, request))
+    session = await pool.run(
+        copies.create, lesson_setup(lesson_id, doc, request.app.state.settings, sessions.db)
+    )
     data = sessions.shown(session.id, {"id": session.id, **session.timeline.view()})
     return as_json(data, status=201)
 

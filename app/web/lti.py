@@ -23,14 +23,16 @@ from pydantic import BaseModel, Field
 
 from app.db import StoredLaunch
 from app.engine.scenarios import SCENARIOS
+from app.lessons import library
 from app.lti import Launch, Lti, Refused, deep_link, register
 from app.lti.grades import QUESTIONS
 from app.lti.tool import teaching
 from app.sessions.copies import Copies
 from app.sessions.live import UnknownSession
+from app.settings import Settings
 from app.web.answers import Problem
 from app.web.pool import HeavyPool
-from app.web.schemas import CreateSession, setup_of
+from app.web.schemas import CreateSession, lesson_setup, setup_of
 from app.web.security import FORM_ACTION, BodyLimit
 
 router = APIRouter(prefix="/lti", tags=["lti"])
@@ -199,6 +201,7 @@ def picker(
         "ticket": deep_link.ticket(lti.key, pick),
         "scenarios": [(name, info.title) for name, (info, _) in SCENARIOS.items()],
         "questions": QUESTIONS,
+        "lessons": library.gallery(),
         "error": error,
     }
     return templates.TemplateResponse(request, "lti-picker.html", context, status_code=status)
@@ -337,6 +340,10 @@ def snapshot_session(copies: Copies, token: str) -> str:
 
 
 def lesson_session(copies: Copies, lesson_id: str) -> str:
-    """The seam for lessons (issue 29): a new session on lesson ``lesson_id``. Until lessons
-    land there are none: 404 "no such lesson"."""
-    raise Refused("lesson", f"no such lesson: {lesson_id[:64]!r}", 404)
+    """A new session on lesson ``lesson_id`` (a built-in one, or one a user wrote)."""
+    db = copies.sessions.db
+    try:
+        doc = library.get(db, lesson_id)
+    except library.NoLesson:
+        raise Refused("lesson", f"no such lesson: {lesson_id[:64]!r}", 404) from None
+    return copies.create(lesson_setup(lesson_id, doc, Settings(), db)).id

@@ -10,6 +10,7 @@ from app.engine import Toggles, scenarios
 from app.engine.amp import AmpSpec
 from app.engine.effects import STORES
 from app.engine.entries import ENTRIES
+from app.engine.lessons import walk_of
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import MAX_PROGRAM, program_for
 from app.engine.spec import SPEC_LR, SpecLimits
@@ -353,3 +354,16 @@ def spec_limits(settings: Settings) -> SpecLimits:
         settings.spec_max_features,
         settings.spec_max_batch,
     )
+
+
+def lesson_setup(
+    lesson_id: str, doc: dict[str, Any], settings: Settings, db: DatasetSource
+) -> Setup:
+    """A session's setup on a lesson: the lesson's setup (a scenario's or a spec's), with its
+    walk (the stops it carries to every view)."""
+    body = CreateSession.model_validate(doc["setup"])
+    if body.model is not None:
+        setup = spec_setup(body, settings, db)
+    else:
+        setup = setup_of(body, doc.get("program") or None)
+    return Setup.from_json({**setup.to_json(), "lesson": walk_of(lesson_id, doc)})

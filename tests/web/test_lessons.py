@@ -78,7 +78,7 @@ def test_write_read_edit_and_delete_a_lesson(client: httpx.Client) -> None:
             lambda d: d["stops"][1]["question"]["choices"][0].update(correct=False),
             "/stops/1/question/choices",
             "a correct choice",
-        ),  # fmt: skip
+        ),
         (
             lambda d: d["stops"][0].update(expect={"speed": 1}),
             "/stops/0/expect/speed",

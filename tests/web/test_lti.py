@@ -265,6 +265,12 @@ def test_snapshot_and_lesson_links(c: httpx.Client, lms: FakeLms) -> None:
     s = c.get(f"/api/sessions/{opened}").json()
     assert opened != sid and s["moment"] == 3 and s["lr"] == 0.2
     assert [p["grad"] for p in s["params"]] == [[[-23.5]], [-8.0]]  # the worked example
+    # a lesson link opens a session on the lesson, its stops with it
+    state, nonce = login(c, lms)
+    custom = {"lesson": "five-lines"}
+    on_lesson = session_of(post(c, lms.id_token(nonce, link="lesson", custom=custom), state, state))
+    walked = c.post(f"/api/sessions/{on_lesson}/lesson/next-stop").json()
+    assert walked["lesson"]["id"] == "five-lines" and walked["lesson"]["stop"] == 0
     for custom, check, status in (
         ({"lesson": "no-such"}, "lesson", 404),
         ({"snapshot": "no-such-token"}, "custom", 404),

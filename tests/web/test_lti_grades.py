@@ -170,8 +170,13 @@ def test_deep_linking_a_snapshot_and_what_is_refused(c: httpx.Client, lms: FakeL
     assert field(refused.text, "ticket")  # the picker again, to try once more
     unknown = c.post("/lti/deep_link", data={"ticket": ticket, "kind": "setup", "scenario": "x"})
     assert unknown.status_code == 400 and "no scenario" in unknown.text
-    lesson = c.post("/lti/deep_link", data={"ticket": ticket, "kind": "lesson", "lesson": "1"})
-    assert lesson.status_code == 400 and "no lessons yet" in lesson.text
+    lesson = c.post("/lti/deep_link", data={"ticket": ticket, "kind": "lesson", "lesson": "<x>"})
+    assert lesson.status_code == 400 and "a lesson&#39;s id" in lesson.text
+    linked = c.post(
+        "/lti/deep_link", data={"ticket": ticket, "kind": "lesson", "lesson": "five-lines"}
+    )
+    claims = jwt.decode(field(linked.text, "JWT"), options={"verify_signature": False})
+    assert claims[DL + "content_items"][0]["custom"] == {"lesson": "five-lines"}
     forged = c.post("/lti/deep_link", data={"ticket": ticket[:-4] + "AAAA", "kind": "setup"})
     assert forged.status_code == 403 and 'id="lti-check">ticket<' in forged.text
 
