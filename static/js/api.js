@@ -205,6 +205,12 @@ export const api = {
     if (!response.ok) throw new ApiError(response.status, data?.detail ?? response.statusText);
     return data;
   },
+  // prepared lessons (issue 29)
+  lessonSession: async (lesson) =>
+    merge(await call("POST", `api/lessons/${encodeURIComponent(lesson)}/sessions`, undefined, true)),
+  nextStop: (id) => onSession("POST", id, "/lesson/next-stop"),
+  lessonAnswer: (id, stop, choices) => call("POST", `${session(id)}/lesson/answer`, { stop, choices }),
+  lessonScore: (id) => call("GET", `${session(id)}/lesson/score`),
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
   // lectures (issue 11): the session id drives, the join code only watches and answers
   startLecture: (id) => call("POST", `${session(id)}/lecture`),

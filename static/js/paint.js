@@ -92,6 +92,7 @@ export function createPainter(ui) {
     ui.controls.render(session);
     ui.timeline.render(session, travelled.has(next));
     ui.share.render(session);
+    ui.lesson?.(session);
     $("iteration").textContent = `iteration ${session.iteration}, next: ${session.next_line}`;
     writeUrl(session, current.present);
     const bug = session.preset && session.preset !== "correct" ? session.preset : "skip_zero_grad";

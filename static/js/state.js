@@ -121,6 +121,7 @@ export function readUrl(search = location.search) {
     snapshot: q.get("snapshot"),
     // an LMS's launch (/lti/launch) sends the student to /?session=<id>: their own session
     session: q.get("session"),
+    lesson: /^[A-Za-z0-9_-]{1,64}$/.test(q.get("lesson") ?? "") ? q.get("lesson") : null,
     present: q.get("present") === "1",
     predict: q.get("predict") === "1",
   };
@@ -176,6 +177,13 @@ export function setupParams(session, q) {
 
 /** Put the session's setup in the URL without a navigation, so the link can be shared. */
 export function writeUrl(session, present) {
+  if (session.lesson) { // the lesson says the setup: its link is enough to come back
+    const q = new URLSearchParams({ lesson: session.lesson.id });
+    if (present) q.set("present", "1");
+    const url = `${location.pathname}?${q}`;
+    if (url !== location.pathname + location.search) history.replaceState(null, "", url);
+    return;
+  }
   const q = new URLSearchParams({
     ...(session.scenario === "custom"
       ? { spec: encodeSpec(session.spec), dtype: session.model_options.dtype }

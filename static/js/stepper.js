@@ -11,7 +11,7 @@ import { applyLtiRole } from "./lti-role.js";
 import { lazyView } from "./lazy.js";
 import { createPainter, current, travelled } from "./paint.js";
 import {
-  openSession, presetProgram, readUrl, scaled, setupOf, SPEC_KEYS, storeId, writeUrl,
+  openSession, presetProgram, readUrl, scaled, setupOf, SPEC_KEYS, storedId, storeId, writeUrl,
 } from "./state.js";
 import { createCode, showProblem } from "./views/code.js";
 import { createAnnouncer, createControls, describe } from "./views/controls.js";
@@ -20,6 +20,7 @@ import { createExtras } from "./views/extras.js";
 import { installFolds } from "./views/folds.js";
 import { createGraph } from "./views/graph.js";
 import { createGrads } from "./views/grads.js";
+import { createLesson } from "./views/lesson.js";
 import { createLoss } from "./views/loss.js";
 import { createOptState } from "./views/optstate.js";
 import { createOutput } from "./views/output.js";
@@ -135,8 +136,12 @@ const controls = createControls({
   patch: (changes) => actions.perform(() => api.patch(session().id, changes), true, "Setup changed."),
   togglePresent: () => setPresent(!current.present),
 });
+const lesson = createLesson({
+  api, session, announce,
+  nextStop: () => actions.perform(() => api.nextStop(session().id), true),
+});
 const render = createPainter({
-  views, editor, setup, controls, timeline, share,
+  views, editor, setup, controls, timeline, share, lesson,
   output: createOutput($("output")),
   parabola: lazyView(() => true,
     () => import("./views/parabola.js").then((m) => m.createParabola($("theta")))),
@@ -184,6 +189,23 @@ function setPresent(on) {
   if (session()) writeUrl(session(), on);
 }
 
+/** A lesson's link: this tab's session on it if it still has one (reopening the link resumes
+ * where the student was), else a new one. */
+async function lessonSession(lesson) {
+  const id = storedId();
+  if (id) {
+    try {
+      const kept = await api.get(id);
+      if (kept.lesson?.id === lesson) return kept;
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 404) throw error;
+    }
+  }
+  const fresh = await api.lessonSession(lesson);
+  storeId(fresh.id);
+  return fresh;
+}
+
 async function start() {
   const url = readUrl();
   setPresent(url.present);
@@ -228,6 +250,7 @@ async function start() {
         if (!(error instanceof ApiError) || error.status !== 404) throw error;
       }
     }
+    if (url.lesson && !opened) opened = await lessonSession(url.lesson);
     render(opened ?? (await openSession(api, url.setup, program)), true);
     controls.ready();
     $("edit").disabled = false;

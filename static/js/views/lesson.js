@@ -1,0 +1,98 @@
+// A lesson's walk beside the stepper (issue 29): the lesson's title, its stops (where the
+// session stands among them), the note and the question of the stop it stands at, "Next
+// stop" (and the key s), and the score of its questions. Shown only for a session on a lesson.
+
+import { markdown } from "./markdown.js";
+
+const $ = (id) => document.getElementById(id);
+
+export function createLesson({ api, session, nextStop, announce }) {
+  const els = {
+    panel: $("lesson-panel"), title: $("lesson-title"), stops: $("lesson-stops"),
+    note: $("lesson-note"), question: $("lesson-question"), next: $("lesson-next"),
+    score: $("lesson-score"),
+  };
+  let shown = null; // "<session id>@<moment>" drawn last
+
+  els.next.addEventListener("click", () => nextStop());
+  document.addEventListener("keydown", (event) => {
+    const typing = event.target.closest?.("input, textarea, select, [contenteditable]");
+    if (event.key === "s" && !typing && !event.ctrlKey && !event.metaKey && !els.panel.hidden) {
+      event.preventDefault();
+      nextStop();
+    }
+  });
+
+  async function refreshScore(id) {
+    try {
+      const s = await api.lessonScore(id);
+      els.score.textContent = `Score: ${s.correct} of ${s.asked} questions right (${s.answered} answered).`;
+    } catch {
+      els.score.textContent = "";
+    }
+  }
+
+  function question(s, index, q) {
+    els.question.replaceChildren();
+    if (!q) return;
+    if (q === "auto") {
+      const p = document.createElement("p");
+      p.textContent = "Predict the next line: switch on Predict first (the key p) before Next line.";
+      els.question.append(p);
+      return;
+    }
+    const box = document.createElement("fieldset");
+    const legend = document.createElement("legend");
+    legend.append(...markdown(q.prompt).flatMap((p) => [...p.childNodes]));
+    box.append(legend);
+    for (const c of q.choices) {
+      const id = `lesson-choice-${c.id}`;
+      const input = Object.assign(document.createElement("input"), {
+        type: q.multiple ? "checkbox" : "radio", name: "lesson-choice", value: c.id, id,
+      });
+      const label = document.createElement("label");
+      label.htmlFor = id;
+      label.append(...markdown(c.text).flatMap((p) => [...p.childNodes]));
+      const row = document.createElement("p");
+      row.append(input, " ", label);
+      box.append(row);
+    }
+    const send = Object.assign(document.createElement("button"), { type: "button", textContent: "Answer" });
+    const verdict = Object.assign(document.createElement("p"), { className: "verdict" });
+    verdict.setAttribute("role", "status");
+    send.addEventListener("click", async () => {
+      const choices = [...box.querySelectorAll("input:checked")].map((i) => i.value);
+      if (!choices.length) return;
+      const a = await api.lessonAnswer(s.id, index, choices);
+      const said = Object.values(a.feedback).filter(Boolean).join(" ");
+      verdict.textContent = `${a.correct ? "Right." : "Not quite."} ${said}`.trim();
+      announce(verdict.textContent);
+      refreshScore(s.id);
+    });
+    box.append(send, verdict);
+    els.question.append(box);
+  }
+
+  return function render(s) {
+    const lesson = s.lesson;
+    els.panel.hidden = !lesson;
+    document.body.classList.toggle("on-lesson", Boolean(lesson));
+    if (!lesson) return;
+    const key = `${s.id}@${s.moment}`;
+    if (key === shown) return;
+    shown = key;
+    els.title.textContent = lesson.title;
+    els.stops.replaceChildren(...lesson.stops.map((stop, i) => {
+      const li = document.createElement("li");
+      li.textContent = `${stop.title} (moment ${stop.at})`;
+      if (i === lesson.stop) li.setAttribute("aria-current", "step");
+      return li;
+    }));
+    const last = lesson.stops.at(-1)?.at ?? 0;
+    els.next.disabled = s.moment >= last;
+    els.note.replaceChildren(...markdown(lesson.note ?? (lesson.stop === null
+      ? "Next stop (or the key s) runs the lines to the lesson's next stop." : "")));
+    question(s, lesson.stop, lesson.question);
+    refreshScore(s.id);
+  };
+}
