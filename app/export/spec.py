@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from app.engine import data as data_
-from app.engine.spec import LAYERS, LOSSES, SpecJson, data_of, input_shapes
+from app.engine.layers import LAYERS, LOSSES
+from app.engine.spec import SpecJson, data_of, input_shapes
 
 CSV_INLINE = 200 * 1024  # a CSV up to this many bytes is written into the script
 

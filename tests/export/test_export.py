@@ -575,6 +575,7 @@ def test_the_export_stands_apart() -> None:
         "app.engine",
         "app.engine.data",  # a spec's tables (issue 28)
         "app.engine.entries",
+        "app.engine.layers",
         "app.engine.program",
         "app.engine.spec",
         "app.export",
