@@ -26,6 +26,7 @@ from app.predict.predictions import question
 
 REPORT_COLUMNS = [
     "moment",
+    "stop",  # a lesson's stop standing at that moment (its index), else empty
     "line",
     "kind",
     "prompt",
@@ -130,14 +131,15 @@ class Polls:
             return
         self.db.poll_update(lecture.code, poll.n, poll.round, False, poll.body)
 
-    def report(self, session_id: str) -> str:
+    def report(self, session_id: str, stops: dict[int, int] | None = None) -> str:
         """The report of the session's (newest) lecture as CSV: one row per poll or quiz, in
-        order (reads the database: off the loop)."""
+        order (reads the database: off the loop). ``stops``: a lesson's stop index by moment."""
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\r\n")
         writer.writerow(REPORT_COLUMNS)
         for row in self.db.poll_report(session_id):
-            writer.writerow(_report_row(row))
+            cells = _report_row(row)
+            writer.writerow([cells[0], (stops or {}).get(row["moment"], ""), *cells[1:]])
         return out.getvalue()
 
 

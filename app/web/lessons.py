@@ -4,6 +4,7 @@ JSON pointer) and its setup as a ``POST /api/sessions`` body; the walk is ``app/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Annotated, Any
@@ -13,11 +14,12 @@ from pydantic import ValidationError
 
 from app.engine import lessons as documents
 from app.engine.lessons import LessonRefused
+from app.lectures.quizzes import LectureConflict
 from app.lessons import library, walk
 from app.log.timeline import Timeline, TimelineError
 from app.sessions.copies import Copies
 from app.web.answers import Problem, SessionOut
-from app.web.deps import ERRORS, Call, Sessions, as_json
+from app.web.deps import ERRORS, Call, Hub, Sessions, as_json
 from app.web.pool import HeavyPool
 from app.web.schemas import CreateSession, lesson_setup
 
@@ -153,9 +155,23 @@ async def lesson_session(lesson_id: str, sessions: Sessions, request: Request) -
 
 
 @router.post("/sessions/{session_id}/lesson/next-stop", response_model=SessionOut, responses=ERRORS)
-async def next_stop(call: Call) -> Response:
-    """The lines up to the lesson's next stop (its change applied there); 409 past the last."""
-    return await call.act(walk.next_stop, heavy=True)
+async def next_stop(call: Call, hub: Hub) -> Response:
+    """The lines up to the lesson's next stop (its change applied there); 409 past the last.
+    In a lecture, a stop with ``vote`` puts its question to the class by itself (the class
+    predicts: a poll is already open, or a quiz, and it stays as it is)."""
+    answer = await call.act(walk.next_stop, heavy=True)
+    lecture = hub.of_session(call.session_id)
+    if lecture is not None:
+
+        def vote(timeline: Timeline) -> None:
+            walk_ = timeline.setup.lesson or {"stops": []}
+            here = [s for s in walk_["stops"] if s["at"] == timeline.moment]
+            if here and here[0].get("vote"):
+                with contextlib.suppress(LectureConflict):
+                    hub.polls.ask(lecture, timeline)
+
+        await call.take(vote, heavy=True)
+    return answer
 
 
 @router.post("/sessions/{session_id}/lesson/answer", responses=ERRORS)

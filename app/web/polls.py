@@ -13,7 +13,6 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from app.lectures.polls import REPORT_COLUMNS
-from app.log.timeline import Timeline
 from app.web.answers import Problem, QuestionOut, VoterOut
 from app.web.deps import ERRORS, NOT_FOUND, QUIZ_ERRORS, Hub, Target, as_json, lecture_of
 from app.web.schemas import Body, Voter
@@ -45,10 +44,6 @@ class VoteBody(Body):
         description="one id, or a list of ids when multiple"
     )
     voter: Voter | None = None
-
-
-def noop(_: Timeline) -> None:
-    return None
 
 
 @router.post(
@@ -118,8 +113,10 @@ REPORT: dict[int | str, dict[str, Any]] = {
 async def report(target: Target, hub: Hub) -> Response:
     """Every poll and quiz asked in the session's lecture (the running one, or the last one),
     with how many voted and how many were right in each round."""
-    await target.take(noop)  # a 404 for no such session
-    text = await anyio.to_thread.run_sync(hub.polls.report, target.session_id)
+    # a 404 for no such session; a lesson's stops by moment, for the report's stop column
+    walk = await target.take(lambda t: t.setup.lesson)
+    stops = {s["at"]: i for i, s in enumerate(walk["stops"])} if walk else None
+    text = await anyio.to_thread.run_sync(hub.polls.report, target.session_id, stops)
     disposition = 'attachment; filename="lecture-report.csv"'
     return Response(
         text,

@@ -21,7 +21,7 @@ from .test_lectures import follow, lecture
 
 SETUP = {"scenario": "neuron"}
 REVEALED = {"answer", "explanation", "rounds"}
-HEADER = "moment,line,kind,prompt,answer,answered_1,correct_1,answered_2,correct_2"
+HEADER = "moment,stop,line,kind,prompt,answer,answered_1,correct_1,answered_2,correct_2"
 
 
 def closed_keys(prediction: dict[str, Any]) -> None:
@@ -124,6 +124,7 @@ def test_vote_discuss_vote_again_then_the_line_reveals(client: httpx.Client, bas
     assert rows == [
         {
             "moment": "3",
+            "stop": "",  # not a session on a lesson
             "line": "backward",
             "kind": q["kind"],
             "prompt": q["prompt"],

@@ -168,3 +168,28 @@ def test_walking_a_lesson_stop_by_stop(client: httpx.Client) -> None:
     assert score["by_stop"][0]["correct"] is True
     assert score["by_stop"][1]["correct"] is said.json()["correct"]
     assert score["correct"] == 1 + said.json()["correct"]
+
+
+def test_a_lecture_on_a_lesson_moves_followers_and_a_vote_stop_asks_the_class(
+    client: httpx.Client,
+) -> None:
+    made = client.post("/api/lessons", json=WORKED).json()
+    sid = client.post(f"/api/lessons/{made['id']}/sessions").json()["id"]
+    lecture = client.post(f"/api/sessions/{sid}/lecture")
+    assert lecture.status_code == 201, lecture.text
+    code = lecture.json()["code"]
+    for at in (2, 4):
+        moved = client.post(f"/api/sessions/{sid}/lesson/next-stop").json()
+        assert moved["moment"] == at
+        followed = client.get(f"/api/lectures/{code}").json()  # what a follower sees
+        assert followed["moment"] == at and followed["lesson"]["note"] == moved["lesson"]["note"]
+    assert client.get(f"/api/sessions/{sid}/lecture/question").status_code == 409  # no poll yet
+    client.post(f"/api/sessions/{sid}/lesson/next-stop")  # at 5: a stop with vote
+    tally = client.get(f"/api/sessions/{sid}/lecture/question")
+    assert tally.status_code == 200, tally.text
+    asked = tally.json()["question"]
+    assert asked["line"] == "forward" and tally.json()["open"] is True  # the line after the stop
+    report = client.get(f"/api/sessions/{sid}/lecture/report")
+    rows = report.text.splitlines()
+    assert rows[0].startswith("moment,stop,line,")
+    assert rows[1].startswith("5,2,forward,")  # the poll at moment 5: the lesson's stop 2
