@@ -437,6 +437,6 @@ def test_the_class_predicts_with_votes_on_both_processes(shards: Cluster) -> Non
             opened = [e["prediction"] for _, e in f.events[4:6]]
             assert all(p["open"] and "answer" not in p for p in opened)
         rows = c.get(f"/api/sessions/{sid}/lecture/report").text.splitlines()
-        assert rows[1].endswith(",4,3,4,4") and rows[1].startswith("3,backward,")
+        assert rows[1].endswith(",4,3,4,4") and rows[1].startswith("3,,backward,")  # no stop
         here.close()
         assert c.delete(f"/api/sessions/{sid}/lecture").status_code == 204
