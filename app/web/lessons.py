@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Request, Response
 from pydantic import ValidationError
+from starlette.convertors import StringConvertor, register_url_convertor
 
 from app.engine import lessons as documents
 from app.engine.lessons import LessonRefused
@@ -23,6 +24,16 @@ from app.web.deps import ERRORS, Call, Hub, Sessions, as_json
 from app.web.pool import HeavyPool
 from app.web.schemas import CreateSession, lesson_setup
 
+
+class LessonId(StringConvertor):
+    """A lesson's id in a path: never ``schema`` or ``check`` (their own routes), so
+    ``/api/lessons/schema`` is not also a lesson's path (its ``Allow`` would list a lesson's
+    methods)."""
+
+    regex = "(?!(?:schema|check)$)[^/]+"
+
+
+register_url_convertor("lesson", LessonId())
 router = APIRouter(prefix="/api", tags=["lessons"])
 MAX_DOCUMENT = 256 * 1024  # bytes of a lesson document (also its body limit)
 # the bodies that hold a document (a lesson's PUT: every path under /api/lessons/)
@@ -81,13 +92,15 @@ async def create_lesson(request: Request) -> Response:
     return as_json({"id": lesson_id, "edit_token": token, "url": url}, status=201)
 
 
-@router.get("/lessons/{lesson_id}", responses={404: {"model": Problem}})
+@router.get("/lessons/{lesson_id:lesson}", responses={404: {"model": Problem}})
 async def read_lesson(lesson_id: str, request: Request) -> Response:
     pool: HeavyPool = request.app.state.pool
     return as_json(await pool.run(library.get, request.app.state.sessions.db, lesson_id))
 
 
-@router.put("/lessons/{lesson_id}", responses={403: {"model": Problem}, 404: {"model": Problem}})
+@router.put(
+    "/lessons/{lesson_id:lesson}", responses={403: {"model": Problem}, 404: {"model": Problem}}
+)
 async def update_lesson(
     lesson_id: str, request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> Response:
@@ -98,7 +111,11 @@ async def update_lesson(
     return as_json(doc)
 
 
-@router.delete("/lessons/{lesson_id}", status_code=204, responses={403: {"model": Problem}})
+@router.delete(
+    "/lessons/{lesson_id:lesson}",
+    status_code=204,
+    responses={403: {"model": Problem}, 404: {"model": Problem}},
+)
 async def delete_lesson(
     lesson_id: str, request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> Response:
@@ -108,7 +125,9 @@ async def delete_lesson(
     return Response(status_code=204)
 
 
-@router.get("/lessons/{lesson_id}/file", response_class=Response)
+@router.get(
+    "/lessons/{lesson_id:lesson}/file", response_class=Response, responses={404: {"model": Problem}}
+)
 async def lesson_file(lesson_id: str, request: Request) -> Response:
     """The document as a download, ``<title>.lesson.json``."""
     pool: HeavyPool = request.app.state.pool
@@ -140,7 +159,10 @@ async def check_lesson(request: Request) -> Response:
 
 
 @router.post(
-    "/lessons/{lesson_id}/sessions", status_code=201, response_model=SessionOut, responses=ERRORS
+    "/lessons/{lesson_id:lesson}/sessions",
+    status_code=201,
+    response_model=SessionOut,
+    responses=ERRORS,
 )
 async def lesson_session(lesson_id: str, sessions: Sessions, request: Request) -> Response:
     """A session on the lesson's setup that carries ``lesson`` (its stops, the stop here)."""
