@@ -334,6 +334,22 @@ def failures(
     return found
 
 
+def claims(
+    named: Mapping[str, torch.Tensor], loss: float | None, largest: int = 256
+) -> dict[str, Any]:
+    """``expect`` of what a Lab holds now ("expect the current values" of the page's "Make a
+    lesson"): every parameter and every ``.grad`` that is not None, of at most ``largest``
+    elements, and the loss; only finite numbers (JSON has no NaN). ``failures`` of it is []."""
+    said: dict[str, Any] = {"params": {}, "grad": {}}
+    for name, param in named.items():
+        for store, tensor in (("params", param.detach()), ("grad", param.grad)):
+            if tensor is not None and tensor.numel() <= largest and bool(tensor.isfinite().all()):
+                said[store][name] = tensor.tolist()
+    if loss is not None and math.isfinite(loss):
+        said["loss"] = loss
+    return {k: v for k, v in said.items() if v != {}}
+
+
 # -- the walk, as a session carries it ----------------------------------------------
 
 

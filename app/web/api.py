@@ -43,9 +43,8 @@ from app.web.schemas import (
     SnapshotOut,
     TimelineOut,
     ZeroGradBody,
-    setup_of,
-    spec_setup,
 )
+from app.web.setups import setup_of, spec_setup
 
 router = APIRouter(prefix="/api")
 NEW_ANSWERS = SharedAnswers(32)  # a new session's answer by setup (see create_session)

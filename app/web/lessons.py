@@ -17,12 +17,14 @@ from app.engine import lessons as documents
 from app.engine.lessons import LessonRefused
 from app.lectures.quizzes import LectureConflict
 from app.lessons import library, walk
+from app.lessons.draft import draft as draft_of
 from app.log.timeline import Timeline, TimelineError
 from app.sessions.copies import Copies
 from app.web.answers import Problem, SessionOut
 from app.web.deps import ERRORS, Call, Hub, Sessions, as_json
 from app.web.pool import HeavyPool
-from app.web.schemas import CreateSession, lesson_setup
+from app.web.schemas import CreateSession
+from app.web.setups import body_of, lesson_setup
 
 
 class LessonId(StringConvertor):
@@ -253,3 +255,11 @@ async def score(call: Call) -> Response:
         return lesson_score(timeline, db.lesson_answers(call.session_id))
 
     return await call.use(read)
+
+
+@router.get("/sessions/{session_id}/lesson/draft", responses=ERRORS)
+async def draft(call: Call) -> Response:
+    """Any session as the start of a lesson (the page's "Make a lesson"): ``{"lesson": a
+    document with its setup and a stop for each change of lr, max_norm or program, "here":
+    {"at": the moment, "expect": what the session holds now}}``."""
+    return await call.use(lambda timeline: draft_of(timeline, body_of(timeline.setup)))

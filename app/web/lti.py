@@ -32,8 +32,9 @@ from app.sessions.live import UnknownSession
 from app.settings import Settings
 from app.web.answers import Problem
 from app.web.pool import HeavyPool
-from app.web.schemas import CreateSession, lesson_setup, setup_of
+from app.web.schemas import CreateSession
 from app.web.security import FORM_ACTION, BodyLimit
+from app.web.setups import lesson_setup, setup_of
 
 router = APIRouter(prefix="/lti", tags=["lti"])
 LAUNCH_PATH = "/lti/launch"

@@ -16,7 +16,8 @@ from app.sessions import specs
 from app.web.answers import Problem
 from app.web.deps import as_json
 from app.web.pool import HeavyPool
-from app.web.schemas import CreateSession, spec_limits
+from app.web.schemas import CreateSession
+from app.web.setups import spec_limits
 
 router = APIRouter(prefix="/api", tags=["models"])
 PATHS = ("/api/models/check", "/api/sessions")  # the bodies that may carry inline points
