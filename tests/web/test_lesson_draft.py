@@ -72,7 +72,7 @@ def test_a_change_on_the_way_is_a_stop_and_the_moments_claims_hold(client: httpx
     assert lesson["setup"]["lr"] == 0.05 and lesson["setup"]["max_norm"] == 2.0  # the start's
     assert [(s["at"], s["change"]) for s in lesson["stops"]] == [(4, {"lr": 0.5})]
     assert "`lr` is 0.5" in lesson["stops"][0]["note"]
-    # seed 000's numbers: w, b from 0, 0 by lr 0.5 × (23.5, 8)
+    # seed 000's numbers: w, b from 0, 0 by lr 0.5 times (23.5, 8)
     assert here == {
         "at": 5,
         "expect": {
