@@ -74,8 +74,8 @@ async function send(url, init) {
 /** One request; with `retry`, sent again (the same method, URL and body) while the server is
  * busy; with `dropped`, sent once more when its connection dropped without an answer (a line
  * carrying the moment it makes: the server does not run it twice). */
-async function call(method, path, body, retry = false, dropped = false) {
-  const init = { method, headers: { accept: "application/json" } };
+async function call(method, path, body, retry = false, dropped = false, headers = {}) {
+  const init = { method, headers: { accept: "application/json", ...headers } };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -211,6 +211,15 @@ export const api = {
   nextStop: (id) => onSession("POST", id, "/lesson/next-stop"),
   lessonAnswer: (id, stop, choices) => call("POST", `${session(id)}/lesson/answer`, { stop, choices }),
   lessonScore: (id) => call("GET", `${session(id)}/lesson/score`),
+  lessons: () => call("GET", "api/lessons", undefined, true),
+  lesson: (lesson) => call("GET", `api/lessons/${encodeURIComponent(lesson)}`, undefined, true),
+  lessonDraft: (id) => call("GET", `${session(id)}/lesson/draft`, undefined, true),
+  checkLesson: (doc) => call("POST", "api/lessons/check", doc, true),
+  /** A new lesson (-> {id, edit_token, url}), or with `saved` ({id, token}) its edit. */
+  saveLesson: (doc, saved) => saved
+    ? call("PUT", `api/lessons/${encodeURIComponent(saved.id)}`, doc, true, false,
+      { authorization: `Bearer ${saved.token}` })
+    : call("POST", "api/lessons", doc, true),
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
   // lectures (issue 11): the session id drives, the join code only watches and answers
   startLecture: (id) => call("POST", `${session(id)}/lecture`),

@@ -93,6 +93,7 @@ export function createPainter(ui) {
     ui.timeline.render(session, travelled.has(next));
     ui.share.render(session);
     ui.lesson?.(session);
+    ui.author?.render(session);
     $("iteration").textContent = `iteration ${session.iteration}, next: ${session.next_line}`;
     writeUrl(session, current.present);
     const bug = session.preset && session.preset !== "correct" ? session.preset : "skip_zero_grad";

@@ -20,6 +20,8 @@ import { createExtras } from "./views/extras.js";
 import { installFolds } from "./views/folds.js";
 import { createGraph } from "./views/graph.js";
 import { createGrads } from "./views/grads.js";
+import { createAuthor } from "./views/author.js";
+import { createGallery } from "./views/gallery.js";
 import { createLesson } from "./views/lesson.js";
 import { createLoss } from "./views/loss.js";
 import { createOptState } from "./views/optstate.js";
@@ -140,8 +142,10 @@ const lesson = createLesson({
   api, session, announce,
   nextStop: () => actions.perform(() => api.nextStop(session().id), true),
 });
+const author = createAuthor({ api, session, announce });
+createGallery({ api, root: $("gallery-panel"), list: $("gallery") });
 const render = createPainter({
-  views, editor, setup, controls, timeline, share, lesson,
+  views, editor, setup, controls, timeline, share, lesson, author,
   output: createOutput($("output")),
   parabola: lazyView(() => true,
     () => import("./views/parabola.js").then((m) => m.createParabola($("theta")))),
@@ -206,6 +210,9 @@ async function lessonSession(lesson) {
   return fresh;
 }
 
+// read before the first render puts the session's setup in the address bar
+const hashToken = new URLSearchParams(location.hash.slice(1)).get("edit");
+
 async function start() {
   const url = readUrl();
   setPresent(url.present);
@@ -254,6 +261,8 @@ async function start() {
     render(opened ?? (await openSession(api, url.setup, program)), true);
     controls.ready();
     $("edit").disabled = false;
+    // the edit link of a saved lesson (`?lesson=id#edit=token`): the token never leaves the page
+    if (url.lesson && hashToken) await author.edit(url.lesson, hashToken);
     predict.ready();
     if (notice) {
       showProblem($("problem"), current.codePanel, notice);

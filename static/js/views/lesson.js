@@ -10,7 +10,7 @@ export function createLesson({ api, session, nextStop, announce }) {
   const els = {
     panel: $("lesson-panel"), title: $("lesson-title"), stops: $("lesson-stops"),
     note: $("lesson-note"), question: $("lesson-question"), next: $("lesson-next"),
-    score: $("lesson-score"),
+    score: $("lesson-score"), slider: $("timeline"), marks: $("timeline-stops"),
   };
   let shown = null; // "<session id>@<moment>" drawn last
 
@@ -73,10 +73,23 @@ export function createLesson({ api, session, nextStop, announce }) {
     els.question.append(box);
   }
 
+  /** The stops as tick marks on the timeline slider (those it reaches: the moments run). */
+  function marks(lesson) {
+    const shownAt = [...els.marks.options].map((o) => o.value).join();
+    const stops = lesson?.stops ?? [];
+    if (shownAt === stops.map((s) => String(s.at)).join()) return;
+    els.marks.replaceChildren(...stops.map((stop) => Object.assign(document.createElement("option"), {
+      value: String(stop.at), label: stop.title,
+    })));
+    if (stops.length) els.slider.setAttribute("list", "timeline-stops");
+    else els.slider.removeAttribute("list");
+  }
+
   return function render(s) {
     const lesson = s.lesson;
     els.panel.hidden = !lesson;
     document.body.classList.toggle("on-lesson", Boolean(lesson));
+    marks(lesson);
     if (!lesson) return;
     const key = `${s.id}@${s.moment}`;
     if (key === shown) return;
