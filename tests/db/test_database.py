@@ -281,3 +281,34 @@ def test_sqlite_copies_its_wal_back_in_a_thread_of_its_own(tmp_path: Path) -> No
         assert any(t.name == "checkpoints" for t in threading.enumerate())
     finally:
         store.close()
+
+
+def test_the_wal_is_cut_back_once_a_reader_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long read (the sweep's scan; here another connection's) pins the WAL's start, so it
+    grows past its limit; once the reader is gone the checkpoint thread cuts it back without
+    waiting for a later write to restart the log (issue 27's long day: 1 GB before)."""
+    from app.db import sqlite as module
+
+    monkeypatch.setattr(module, "WAL_LIMIT", 256 * 1024)
+    monkeypatch.setattr(module, "CHECKPOINT_EVERY", 0.05)
+    path = str(tmp_path / "s.sqlite3")
+    store = SqliteDatabase(path)
+    reader = sqlite3.connect(path, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM logs").fetchall()  # a snapshot: the WAL is pinned
+        n = 0
+        while module.wal_size(path) < 1024**2:
+            session(store, f"s{n}", 3)
+            n += 1
+        reader.execute("COMMIT")
+        deadline = time.monotonic() + 10
+        while module.wal_size(path) > 256 * 1024 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert module.wal_size(path) <= 256 * 1024
+        assert store.load(f"s{n - 1}") is not None  # every log still there, read back
+    finally:
+        reader.close()
+        store.close()
