@@ -58,6 +58,9 @@ def test_make_save_and_walk_a_lesson(browser: Browser, base_url: str) -> None:
     expect(page.locator("#a-stop-1-expect")).not_to_have_value("")
     page.get_by_role("button", name="Check").click()
     page.locator("#a-status", has_text="All 2 stops hold.").wait_for()
+    page.locator("#gallery-panel summary").click()  # the built-in lessons, links by keyboard
+    page.locator("#gallery a[href='./?lesson=five-lines']").wait_for()
+    assert page.locator("#gallery li").count() == len(httpx.get(f"{base_url}/api/lessons").json())
     assert violations(page) == []
     page.get_by_role("button", name="Save").click()
     page.locator("#a-links").wait_for()
