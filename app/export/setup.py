@@ -186,15 +186,7 @@ def _data(
             "loss_fn = nn.CrossEntropyLoss()",
             "",
             "",
-            "def batches():",
-            f'    """Batches of {size} in a fresh order each epoch (one permutation per epoch)."""',
-            "    rng = np.random.default_rng(seed)",
-            "    n = len(y_train)",
-            "    while True:",
-            "        order = rng.permutation(n)",
-            f"        for start in range(0, n, {size}):",
-            f"            idx = torch.from_numpy(order[start : start + {size}])",
-            "            yield X_train[idx], y_train[idx]",
+            *spec_code.shuffled_batches(size),
         ], True
     raise ValueError(f"unknown scenario {scenario!r}")
 

@@ -19,6 +19,22 @@ from app.engine.spec import SpecJson, data_of, input_shapes
 CSV_INLINE = 200 * 1024  # a CSV up to this many bytes is written into the script
 
 
+def shuffled_batches(size: int) -> list[str]:
+    """The script's ``batches()``: a fresh permutation of the training rows each epoch, as the
+    engine's Epochs draws them (the scenarios' moons and a spec's shuffled data alike)."""
+    return [
+        "def batches():",
+        f'    """Batches of {size} in a fresh order each epoch (one permutation per epoch)."""',
+        "    rng = np.random.default_rng(seed)",
+        "    n = len(y_train)",
+        "    while True:",
+        "        order = rng.permutation(n)",
+        f"        for start in range(0, n, {size}):",
+        f"            idx = torch.from_numpy(order[start : start + {size}])",
+        "            yield X_train[idx], y_train[idx]",
+    ]
+
+
 @dataclass(frozen=True)
 class SpecCode:
     lines: list[str]
@@ -177,15 +193,7 @@ def code(spec_json: dict[str, Any], seed: int, dtype: str, csv_text: str | None)
         lines += [
             "",
             "",
-            "def batches():",
-            f'    """Batches of {size} in a fresh order each epoch (one permutation per epoch)."""',
-            "    rng = np.random.default_rng(seed)",
-            "    n = len(y_train)",
-            "    while True:",
-            "        order = rng.permutation(n)",
-            f"        for start in range(0, n, {size}):",
-            f"            idx = torch.from_numpy(order[start : start + {size}])",
-            "            yield X_train[idx], y_train[idx]",
+            *shuffled_batches(size),
         ]
     elif size < n:
         lines += [
