@@ -12,19 +12,15 @@ which arguments, their bounds); nothing is looked up by a user's string outside 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
-import sys
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from app.engine.tables import Table, parse_csv
+from app.engine.tables import TABLES, Table
 
 MAX_POINTS = 1_000  # inline rows: more is a CSV's job
 MAX_CLASSES = 20  # an integer or text target with at most this many values is a class label
@@ -244,56 +240,12 @@ def csv_rows(table: Table, target: Any, features: Any) -> Raw:
 # -- the CSV files a spec may name ---------------------------------------------
 
 
-class Tables:
-    """Uploaded CSV files by id, parsed once: filled by whoever reads them from the db (the
-    sessions layer, before it builds a Lab on a spec that names one). Content-addressed, so a
-    table is the same wherever it came from; bounded (least recently used leave)."""
-
-    def __init__(self, size: int = 16) -> None:
-        self.size = size
-        self._tables: OrderedDict[str, Table] = OrderedDict()
-        self._texts: dict[str, str] = {}  # the files as text, for the export
-        self._lock = threading.Lock()
-
-    def remember(self, dataset_id: str, body: bytes) -> None:
-        if hashlib.sha256(body).hexdigest() != dataset_id:
-            raise ValueError("a dataset's id is the SHA-256 of its bytes")
-        with self._lock:
-            if dataset_id in self._tables:
-                self._tables.move_to_end(dataset_id)
-                return
-        # read with no limits: the file passed those in force when it came
-        table = parse_csv(body, max_rows=sys.maxsize, max_columns=sys.maxsize)
-        with self._lock:
-            self._tables[dataset_id] = table
-            self._texts[dataset_id] = body.decode("utf-8-sig")  # parse_csv took it as UTF-8
-            while len(self._tables) > self.size:
-                gone, _ = self._tables.popitem(last=False)
-                del self._texts[gone]
-
-    def clear(self) -> None:
-        """Forget every file (each is read from the db again when next needed)."""
-        with self._lock:
-            self._tables.clear()
-            self._texts.clear()
-
-    def knows(self, dataset_id: str) -> bool:
-        with self._lock:
-            return dataset_id in self._tables
-
-    def text(self, dataset_id: str) -> str | None:
-        with self._lock:
-            return self._texts.get(dataset_id)
-
-    def get(self, dataset_id: str) -> Table:
-        with self._lock:
-            table = self._tables.get(dataset_id)
-        if table is None:
-            raise SpecError(f"no dataset {dataset_id[:64]!r}", ("data", "dataset"))
-        return table
-
-
-TABLES = Tables()
+def table(dataset_id: str) -> Table:
+    """The uploaded CSV file ``dataset_id``, as the sessions layer put it in ``TABLES``."""
+    found = TABLES.get(dataset_id)
+    if found is None:
+        raise SpecError(f"no dataset {dataset_id[:64]!r}", ("data", "dataset"))
+    return found
 
 
 # -- steps 1-3 --------------------------------------------------------------------
@@ -328,8 +280,7 @@ def raw_rows(data: Any, max_rows: int, max_features: int) -> Raw:
         dataset = data.get("dataset")
         if not isinstance(dataset, str):
             raise SpecError("dataset: the id POST /api/datasets answered", ("data", "dataset"))
-        table = TABLES.get(dataset)
-        rows = csv_rows(table, data.get("target"), data.get("features"))
+        rows = csv_rows(table(dataset), data.get("target"), data.get("features"))
     else:
         raise SpecError("kind: sklearn, points or csv", ("data", "kind"))
     n, f = rows.x.shape

@@ -19,6 +19,9 @@ A column is **numeric** when every value in it is a finite decimal number (``3``
 ``1e-3``, ``.5``): ASCII digits only, so neither ``nan``, ``inf``, ``1_000`` nor ``1,5`` (which
 Python's ``float`` would partly take) make one. Anything else is a text column; whether a text
 column may be used (a class label, never a feature) is for whoever builds the data from it.
+
+``TABLES`` holds the files sessions' specs name, parsed once, by id (the sessions layer fills
+it from the db; ``app/engine/data.py`` reads it).
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ import hashlib
 import io
 import math
 import re
+import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TypedDict
@@ -251,3 +257,55 @@ def _shown(value: str) -> str:
     """A value quoted back to the user, cut short if long."""
     short = value if len(value) <= SHOWN else value[: SHOWN - 1] + "…"
     return repr(short) if short else "''"
+
+
+# -- the files a spec may name, parsed once -------------------------------------
+
+
+class Tables:
+    """Uploaded CSV files by id, parsed once: filled by whoever reads them from the db (the
+    sessions layer, before it builds a Lab on a spec that names one). Content-addressed, so a
+    table is the same wherever it came from; bounded (least recently used leave)."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self._tables: OrderedDict[str, Table] = OrderedDict()
+        self._texts: dict[str, str] = {}  # the files as text, for the export
+        self._lock = threading.Lock()
+
+    def remember(self, dataset_id: str, body: bytes) -> None:
+        if hashlib.sha256(body).hexdigest() != dataset_id:
+            raise ValueError("a dataset's id is the SHA-256 of its bytes")
+        with self._lock:
+            if dataset_id in self._tables:
+                self._tables.move_to_end(dataset_id)
+                return
+        # read with no limits: the file passed those in force when it came
+        table = parse_csv(body, max_rows=sys.maxsize, max_columns=sys.maxsize)
+        with self._lock:
+            self._tables[dataset_id] = table
+            self._texts[dataset_id] = body.decode("utf-8-sig")  # parse_csv took it as UTF-8
+            while len(self._tables) > self.size:
+                gone, _ = self._tables.popitem(last=False)
+                del self._texts[gone]
+
+    def clear(self) -> None:
+        """Forget every file (each is read from the db again when next needed)."""
+        with self._lock:
+            self._tables.clear()
+            self._texts.clear()
+
+    def knows(self, dataset_id: str) -> bool:
+        with self._lock:
+            return dataset_id in self._tables
+
+    def text(self, dataset_id: str) -> str | None:
+        with self._lock:
+            return self._texts.get(dataset_id)
+
+    def get(self, dataset_id: str) -> Table | None:
+        with self._lock:
+            return self._tables.get(dataset_id)
+
+
+TABLES = Tables()

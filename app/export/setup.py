@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.engine import scenarios
-from app.engine.data import TABLES
 from app.engine.entries import ENTRIES
 from app.engine.program import code
+from app.engine.tables import TABLES
 from app.export import spec as spec_code
 
 SetupFields = dict[str, Any]

@@ -105,7 +105,7 @@ def _rows(data: dict[str, Any], csv_text: str | None) -> tuple[list[str], list[s
     if kind == "csv":
         if csv_text is None:
             raise ValueError("the CSV file is not at hand")
-        table = data_.TABLES.get(data["dataset"])
+        table = data_.table(data["dataset"])
         target = data["target"]
         features = data.get("features") or [
             c.name for c in table.columns if c.numeric and c.name != target

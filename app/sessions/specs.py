@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol, cast
 
-from app.engine.data import TABLES, SpecError
+from app.engine.data import SpecError
 from app.engine.setup import Setup
 from app.engine.spec import CheckJson, SpecJson, SpecLimits, check, normalize
+from app.engine.tables import TABLES
 
 
 class DatasetSource(Protocol):

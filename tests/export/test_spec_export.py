@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from app import export
-from app.engine.data import TABLES
 from app.engine.program import NO_BUGS, program_for
 from app.engine.spec import SpecLimits, normalize
+from app.engine.tables import TABLES
 from tests.export.test_export import Recorder, check_all
 
 pytestmark = pytest.mark.usefixtures("server_threads")  # the Labs compute as the server does

@@ -17,8 +17,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from app.db import Database
-from app.engine.data import TABLES
-from app.engine.tables import dataset_id
+from app.engine.tables import TABLES, dataset_id
 from app.main import create_app
 from app.settings import Settings
 from support.serve import schema_url, serve_app
