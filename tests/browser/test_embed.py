@@ -147,6 +147,8 @@ def test_embed_fits_a_slide(page: Page, watch: Watch) -> None:
     page.goto("/?embed=1")
     page.wait_for_selector("body[data-ready='1']")
     expect(page.locator("header.top")).to_be_hidden()
+    for panel in ("#build-panel", "#gallery-panel", "#author-panel"):  # the stepper's own
+        expect(page.locator(panel)).to_be_hidden()
     expect(page.locator("#back")).to_be_disabled()  # nothing to step back to yet
     fits_the_slide(page)
     shot(page, "22-embed-960x540-start")
