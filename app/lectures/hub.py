@@ -17,13 +17,14 @@ PostgreSQL database (``relay.py``); the hub never asks which. The quiz and the s
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from app.db import Database, StoredLecture
+from app.db import Database, StorageFull, StoredLecture
 from app.engine.program import preset_of
 from app.engine.views import SessionView
 from app.lectures.broadcast import Alone, Broadcast, Lectures
@@ -35,6 +36,8 @@ from app.lectures.quizzes import BUG_PROMPT, Ballot, LectureConflict, Quiz, Self
 from app.log.records import Change
 from app.log.timeline import Timeline
 from app.sessions.live import LiveSession
+
+LOG = logging.getLogger("loop_stepper.lectures")
 
 
 class LectureHub:
@@ -162,10 +165,21 @@ class LectureHub:
         """The live sessions' hook: a change was saved, under the session's lock. A line run
         while the class predicts it reveals the poll in the same event."""
         lecture = self.by_session.get(session.id)
-        if lecture is not None and not lecture.ended:
+        if lecture is None or lecture.ended:
+            return
+        # the line is saved: a full disk costs the class this event's copy in the db (the
+        # followers of other processes catch up at the next one), never the line's answer
+        try:
             if lecture.polling:
                 self.polls.settle(lecture, change)
+        except StorageFull as error:
+            LOG.warning("lecture %s: the poll was not settled in the db: %s", lecture.code, error)
+        try:
             self.publish(lecture, session.timeline)
+        except StorageFull as error:
+            LOG.warning(
+                "lecture %s: event %d not kept in the db: %s", lecture.code, lecture.seq, error
+            )
 
     def view(self, lecture: Lecture, timeline: Timeline, since: int = 0) -> SessionView:
         """The Session as followers see it: no id, and during a quiz no program."""
@@ -188,9 +202,9 @@ class LectureHub:
         lecture.seq += 1
         lecture.losses = losses
         body = frame(lecture.seq, payload)
-        self.broadcast.publish(lecture, body, lambda: self.whole(lecture, timeline))
-        if self.loop is not None:
+        if self.loop is not None:  # this process's followers first: they need no database
             self.loop.call_soon_threadsafe(self.deliver, lecture, lecture.seq, body)
+        self.broadcast.publish(lecture, body, lambda: self.whole(lecture, timeline))
 
     def sync(self, lecture: Lecture, timeline: Timeline) -> tuple[int, bytes]:
         """The whole Session as one event numbered like the newest (under the session's

@@ -14,6 +14,7 @@ database, 503) and a real full file system (the same ``SQLITE_FULL``).
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -158,3 +159,53 @@ def test_postgres_disk_full_is_storage_full_not_unreachable() -> None:
     assert ERROR_ANSWERS[StorageFull].status == 507
     assert ERROR_ANSWERS[DatabaseUnavailable].status == 503
     assert issubclass(StorageFull, DatabaseUnavailable)  # the sessions drop their copy for both
+
+
+def next_session(lines: Iterator[str]) -> dict[str, Any]:
+    """The Session of a lecture's next ``session`` event (its ``data:`` line)."""
+    for line in lines:
+        if line.startswith("data: "):
+            session: dict[str, Any] = json.loads(line[6:])["session"]
+            return session
+    raise AssertionError("the stream ended")
+
+
+def test_a_lecture_event_the_disk_refuses_costs_the_class_the_copy_not_the_line(
+    postgres_url: str,
+) -> None:
+    """PostgreSQL keeps a lecture's events (and its whole view) for other processes'
+    followers, after the line is saved: when that write fails for space, the line still
+    answers (it was kept: before, a 507), this process's followers get the event, the stored
+    view stays at the last event kept, and the next event after space returns is kept."""
+    url = schema_url(postgres_url, f"full_lecture_{os.getpid()}")
+    disk = Disk(create_app(Settings(data=tempfile.mkdtemp(), database_url=url)), url)
+    with psycopg.connect(url, autocommit=True) as conn:  # the events table stays writable
+        conn.execute("DROP TRIGGER disk_full ON events")
+        conn.execute(
+            "CREATE TRIGGER disk_full BEFORE INSERT OR UPDATE ON lecture_events "
+            "FOR EACH ROW EXECUTE FUNCTION disk_full()"
+        )
+    with (
+        serve_app(disk.app) as base,
+        httpx.Client(base_url=base, timeout=20) as client,
+        httpx.Client(base_url=base, timeout=20) as follower,
+    ):
+        sid = client.post("/api/sessions", json={}).json()["id"]
+        code = client.post(f"/api/sessions/{sid}/lecture").json()["code"]
+        assert client.post(f"/api/sessions/{sid}/next").json()["moment"] == 1
+        with follower.stream("GET", f"/api/lectures/{code}/events") as stream:
+            lines = stream.iter_lines()
+            assert next_session(lines)["moment"] == 1
+            disk.full(True)
+            line = client.post(f"/api/sessions/{sid}/next")
+            assert line.status_code == 200, line.text
+            assert line.json()["moment"] == 2
+            assert next_session(lines) == {k: v for k, v in line.json().items() if k != "id"} | {
+                "quiz": None,
+                "prediction": None,
+            }
+        assert client.get(f"/api/sessions/{sid}").json()["moment"] == 2
+        assert client.get(f"/api/lectures/{code}").json()["moment"] == 1  # the stored view
+        disk.full(False)
+        assert client.post(f"/api/sessions/{sid}/next").json()["moment"] == 3
+        assert client.get(f"/api/lectures/{code}").json()["moment"] == 3
