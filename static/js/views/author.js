@@ -64,7 +64,11 @@ export function createAuthor({ api, session, announce }) {
 
   /** The document as it is sent: the live session's setup brought up to date first. */
   async function current() {
-    if (live && session()) await drafted();
+    if (live && session()) {
+      const before = doc.stops.length;
+      await drafted();
+      if (doc.stops.length !== before) draw(); // a change made on the way: its stop shows
+    }
     return { ...doc, stops: doc.stops.map(stopOf) };
   }
 
