@@ -41,10 +41,11 @@ def test_make_save_and_walk_a_lesson(browser: Browser, base_url: str) -> None:
     stop.locator(".preview strong", has_text="18.5").wait_for()  # the preview, as Markdown
     stop.get_by_label("Question", exact=True).select_option("custom")
     stop = page.locator("#a-stops > li").nth(0)
-    stop.get_by_label("Question", exact=True).nth(1).fill("What does backward write?")
-    stop.get_by_label("Choice a").fill("-23.5 and -8")
-    stop.get_by_label("Choice b").fill("zeros")
-    stop.locator("#a-stop-0-choice-1-feedback").fill("None is not zeros.")
+    stop.get_by_label("Prompt").fill("What does backward write?")
+    stop.get_by_label("Choice a", exact=True).fill("-23.5 and -8")
+    stop.get_by_label("Choice b", exact=True).fill("zeros")
+    expect(stop.get_by_label("Choice a is right")).to_be_checked()  # the first is, to begin
+    stop.get_by_label("Feedback on b").fill("None is not zeros.")
     stop.get_by_role("button", name="Expect the current values").click()
     expect(page.locator("#a-stop-0-expect")).not_to_have_value("")
     assert json.loads(page.locator("#a-stop-0-expect").input_value())["loss"] == 18.5

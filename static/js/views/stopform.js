@@ -36,7 +36,7 @@ function questionEditor(stop, id, redraw) {
   const multiple = el("input", { type: "checkbox", checked: Boolean(q.multiple), id: `${id}-multiple` });
   multiple.addEventListener("change", () => { q.multiple = multiple.checked; });
   box.append(
-    field(`${id}-prompt`, "Question", prompt),
+    field(`${id}-prompt`, "Prompt", prompt),
     el("label", { className: "check" }, multiple, " more than one right choice"),
   );
   const list = el("ol", { className: "author-choices" });
@@ -45,6 +45,7 @@ function questionEditor(stop, id, redraw) {
     const text = el("input", { type: "text", value: choice.text ?? "", size: 24 });
     text.addEventListener("input", () => { choice.text = text.value; });
     const right = el("input", { type: "checkbox", checked: Boolean(choice.correct), id: `${cid}-correct` });
+    right.setAttribute("aria-label", `Choice ${choice.id} is right`);
     right.addEventListener("change", () => { choice.correct = right.checked; });
     const feedback = el("input", { type: "text", value: choice.feedback ?? "", size: 24 });
     feedback.addEventListener("input", () => { choice.feedback = feedback.value; });
@@ -53,7 +54,7 @@ function questionEditor(stop, id, redraw) {
     list.append(el("li", {},
       field(`${cid}-text`, `Choice ${choice.id}`, text), " ",
       el("label", { className: "check" }, right, " right"), " ",
-      field(`${cid}-feedback`, "Feedback", feedback), " ", drop));
+      field(`${cid}-feedback`, `Feedback on ${choice.id}`, feedback), " ", drop));
   });
   const add = el("button", { type: "button", className: "small", textContent: "Add a choice" });
   add.addEventListener("click", () => {
