@@ -3,6 +3,7 @@ claims checked on a fresh session of it, and a session's score."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from app.engine import LineError, Toggles
@@ -114,3 +115,40 @@ def score(
         "correct": sum(s["correct"] for s in by_stop),
         "by_stop": by_stop,
     }
+
+
+def questions(stops: list[dict[str, Any]]) -> int:
+    """The questions a lesson asks (custom and auto): an LMS's ``scoreMaximum`` for it."""
+    return sum(stop.get("question") is not None for stop in stops)
+
+
+def lesson_score(timeline: Timeline, answers: dict[int, bool]) -> dict[str, Any]:
+    """The score of a session on a lesson: its custom ``answers`` (by stop) and the
+    predictions it made at a stop's moment (its auto questions)."""
+    predictions = {
+        row["n"] - 1: row["predicted"] for row in timeline.summary() if row["predicted"] is not None
+    }
+    walk = timeline.setup.lesson or {"stops": []}
+    return score(walk["stops"], answers, predictions)
+
+
+Graded = Callable[[str, int, int, int, bool], None]
+
+
+def at_end(timeline: Timeline) -> bool:
+    """Whether a session on a lesson stands at (or past) its last stop."""
+    walk = timeline.setup.lesson
+    return walk is not None and timeline.moment >= walk["stops"][-1]["at"]
+
+
+def grade(timeline: Timeline, session_id: str, answers: dict[int, bool], graded: Graded) -> None:
+    """Tell ``graded`` (an LMS's gradebook) the lesson's score after an answer: answered,
+    right, out of its questions, and whether the student is done (every question answered,
+    or answering at the last stop). Nothing for a lesson that asks nothing, or a session on
+    none."""
+    if timeline.setup.lesson is None:
+        return
+    said = lesson_score(timeline, answers)
+    if said["asked"]:
+        done = at_end(timeline) or said["answered"] >= said["asked"]
+        graded(session_id, said["answered"], said["correct"], said["asked"], done)

@@ -15,13 +15,13 @@ import re
 import secrets
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import jwt
 
 from app.engine.scenarios import SCENARIOS
-from app.lti.grades import questions
 from app.lti.keys import ToolKey
 from app.lti.tool import DL, LTI, Launch, Refused, deep_linking_settings
 
@@ -118,16 +118,19 @@ def custom_of(kind: str, scenario: str, snapshot: str, lesson: str) -> dict[str,
     raise ValueError("choose a lesson, a setup or a snapshot")
 
 
-def item(title: str, url: str, custom: dict[str, str]) -> dict[str, Any]:
-    """The one ``ltiResourceLink`` content item; its line item counts the link's questions."""
+def item(title: str, url: str, custom: dict[str, str], questions: int) -> dict[str, Any]:
+    """The one ``ltiResourceLink`` content item; its line item counts the link's questions
+    (none: a lesson that asks nothing has no gradebook column)."""
     title = title.strip()[:MAX_TITLE] or "Loop Stepper"
-    return {
+    content: dict[str, Any] = {
         "type": "ltiResourceLink",
         "title": title,
         "url": url,
         "custom": custom,
-        "lineItem": {"scoreMaximum": questions(custom), "label": title},
     }
+    if questions > 0:
+        content["lineItem"] = {"scoreMaximum": questions, "label": title}
+    return content
 
 
 def response(key: ToolKey, pick: Picking, content: dict[str, Any]) -> str:
@@ -165,9 +168,15 @@ class Answer:
     jwt: str
 
 
-def answer(key: ToolKey, params: dict[str, str], launch_url: str) -> Answer:
+def answer(
+    key: ToolKey,
+    params: dict[str, str],
+    launch_url: str,
+    questions: Callable[[dict[str, str]], int],
+) -> Answer:
     """The picker's form (``ticket``, ``kind``, ``scenario``, ``snapshot``, ``lesson``,
-    ``title``) → the signed answer. ``Refused`` for a ticket not ours; ``BadChoice``."""
+    ``title``) → the signed answer; ``questions`` counts a link's (``ValueError``: no such
+    lesson). ``Refused`` for a ticket not ours; ``BadChoice``."""
     pick = read_ticket(key, params.get("ticket", ""))
     try:
         custom = custom_of(
@@ -176,7 +185,8 @@ def answer(key: ToolKey, params: dict[str, str], launch_url: str) -> Answer:
             params.get("snapshot", ""),
             params.get("lesson", ""),
         )
+        count = questions(custom)
     except ValueError as error:
         raise BadChoice(pick, str(error)) from None
-    content = item(params.get("title", ""), launch_url, custom)
+    content = item(params.get("title", ""), launch_url, custom, count)
     return Answer(pick, content, response(key, pick, content))

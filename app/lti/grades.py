@@ -40,7 +40,8 @@ SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
 ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 # the predict-first questions a setup's or snapshot's link counts (its line item's
-# scoreMaximum): ten predictions, two iterations of the five lines
+# scoreMaximum): ten predictions, two iterations of the five lines; a lesson's link counts the
+# lesson's own questions
 QUESTIONS = 10
 TIMEOUT = 10.0
 MAX_ANSWER = 64 * 1024
@@ -55,20 +56,18 @@ class PlatformError(Exception):
     """The platform did not take a request (down, refused, or answered nonsense)."""
 
 
-def questions(custom: dict[str, Any]) -> int:
-    """The number of questions a link counts: its line item's ``scoreMaximum``. The seam for
-    lessons (issue 29): a lesson's own number once lessons exist."""
-    return QUESTIONS
-
-
-def score_body(sub: str, asked: int, correct: int, maximum: int, when: float) -> dict[str, Any]:
-    """The AGS score of ``sub``: right answers so far out of ``maximum``."""
+def score_body(
+    sub: str, asked: int, correct: int, maximum: int, when: float, completed: bool | None = None
+) -> dict[str, Any]:
+    """The AGS score of ``sub``: right answers so far out of ``maximum``; ``Completed`` once
+    ``completed`` (by default: ``asked`` reached ``maximum``)."""
+    done = asked >= maximum if completed is None else completed
     stamp = datetime.datetime.fromtimestamp(when, datetime.UTC).isoformat(timespec="milliseconds")
     return {
         "userId": sub,
         "scoreGiven": min(correct, maximum),
         "scoreMaximum": maximum,
-        "activityProgress": "Completed" if asked >= maximum else "InProgress",
+        "activityProgress": "Completed" if done else "InProgress",
         "gradingProgress": "FullyGraded",
         "timestamp": stamp,
     }
@@ -123,7 +122,9 @@ class Grades:
     ) -> None:
         self.db, self.key, self._platforms = db, key, platforms
         self._post, self._clock, self.backoff = post, clock, backoff
-        self._queue: collections.deque[tuple[str, int, int, float]] = collections.deque()
+        self._queue: collections.deque[tuple[str, int, int, int, bool | None, float]] = (
+            collections.deque()
+        )
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._tokens: dict[tuple[str, str], Token] = {}
@@ -132,8 +133,17 @@ class Grades:
 
     # -- in the click's path: only a note --------------------------------------------------
 
-    def scored(self, session: str, asked: int, correct: int) -> None:
-        self._queue.append((session, asked, correct, self._clock()))
+    def scored(
+        self,
+        session: str,
+        asked: int,
+        correct: int,
+        maximum: int = QUESTIONS,
+        completed: bool | None = None,
+    ) -> None:
+        """``session``'s score now: ``correct`` of ``maximum`` (``asked`` answered); a lesson
+        says ``maximum`` (its questions) and ``completed`` (at its last stop)."""
+        self._queue.append((session, asked, correct, maximum, completed, self._clock()))
         self._wake.set()
 
     # -- the sender ------------------------------------------------------------------------
@@ -169,11 +179,11 @@ class Grades:
         """The queued scores of launched sessions into the db; the number kept."""
         kept = 0
         while self._queue:
-            session, asked, correct, when = self._queue.popleft()
+            session, asked, correct, maximum, completed, when = self._queue.popleft()
             launch = self.db.lti_launch_of(session)
             if launch is None or launch.lineitem is None:
                 continue  # not an LMS's session, or a link without a line item
-            body = score_body(launch.sub, asked, correct, QUESTIONS, when)
+            body = score_body(launch.sub, asked, correct, maximum, when, completed)
             # sorts by when, then by the order given (two in one microsecond)
             score_id = f"{when:.6f}-{next(self._given):012d}-{secrets.token_hex(6)}"
             self.db.add_lti_score(

@@ -68,6 +68,12 @@ async def document(request: Request) -> dict[str, Any]:
     return doc  # type: ignore[no-any-return]
 
 
+def gradebook(request: Request) -> walk.Graded | None:
+    """Where a launched student's lesson score goes (LTI's grades), when LTI is on."""
+    lti = request.app.state.lti
+    return None if lti is None else lti.grades.scored
+
+
 def token_of(authorization: str | None) -> str | None:
     match = re.fullmatch(r"Bearer\s+(\S+)", authorization or "")
     return match.group(1) if match else None
@@ -210,6 +216,7 @@ async def answer(call: Call, request: Request) -> Response:
             [{"pointer": "", "msg": 'send {"stop": index, "choices": [ids]}'}]
         ) from error
     db = call.sessions.db
+    graded = gradebook(request)
 
     def judge(timeline: Timeline) -> dict[str, Any]:
         walk_ = timeline.setup.lesson
@@ -227,21 +234,16 @@ async def answer(call: Call, request: Request) -> Response:
             raise TimelineError(f"choose among {', '.join(known)}")
         correct = set(chosen) == right
         db.save_lesson_answer(call.session_id, stop_index, json.dumps(chosen), correct)
+        answers = db.lesson_answers(call.session_id)
+        if graded is not None:
+            walk.grade(timeline, call.session_id, answers, graded)
         return {
             "correct": correct,
             "feedback": {c: known[c].get("feedback") for c in chosen},
-            "score": lesson_score(timeline, db.lesson_answers(call.session_id)),
+            "score": walk.lesson_score(timeline, answers),
         }
 
     return await call.use(judge)
-
-
-def lesson_score(timeline: Timeline, answers: dict[int, bool]) -> dict[str, Any]:
-    predictions = {
-        row["n"] - 1: row["predicted"] for row in timeline.summary() if row["predicted"] is not None
-    }
-    walk_ = timeline.setup.lesson or {"stops": []}
-    return walk.score(walk_["stops"], answers, predictions)
 
 
 @router.get("/sessions/{session_id}/lesson/score", responses=ERRORS)
@@ -252,7 +254,7 @@ async def score(call: Call) -> Response:
     def read(timeline: Timeline) -> dict[str, Any]:
         if timeline.setup.lesson is None:
             raise TimelineError("this session is not on a lesson")
-        return lesson_score(timeline, db.lesson_answers(call.session_id))
+        return walk.lesson_score(timeline, db.lesson_answers(call.session_id))
 
     return await call.use(read)
 

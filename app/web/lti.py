@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field
 
 from app.db import StoredLaunch
 from app.engine.scenarios import SCENARIOS
-from app.lessons import library
+from app.lessons import library, walk
+from app.lessons.library import NoLesson
 from app.lti import Launch, Lti, Refused, deep_link, register
 from app.lti.grades import QUESTIONS
 from app.lti.tool import teaching
@@ -194,8 +195,8 @@ async def storage_page(request: Request, lti: Lti, token: str, state: str) -> Re
 def picker(
     request: Request, lti: Lti, pick: deep_link.Picking, error: str = "", status: int = 200
 ) -> HTMLResponse:
-    """The picker: a scenario (its setup) or a pasted snapshot link (the lesson gallery once
-    lessons exist), posted with the request's signed ticket to ``/lti/deep_link``."""
+    """The picker: a lesson (the gallery, or one's id), a scenario (its setup) or a pasted
+    snapshot link, posted with the request's signed ticket to ``/lti/deep_link``."""
     templates: Jinja2Templates = request.app.state.templates
     context = {
         "root": root(request),
@@ -215,8 +216,19 @@ async def deep_link_answer(request: Request) -> Response:
     lti = tool(request)
     params = await form(request)
     launch_url = str(request.base_url).rstrip("/") + LAUNCH_PATH
+    db = request.app.state.sessions.db
+
+    def questions(custom: dict[str, str]) -> int:
+        """A link's line item: a lesson's own questions; a setup's or snapshot's ten."""
+        if "lesson" not in custom:
+            return QUESTIONS
+        try:
+            return walk.questions(library.get(db, custom["lesson"])["stops"])
+        except NoLesson as error:
+            raise ValueError(str(error)) from None
+
     try:
-        done = deep_link.answer(lti.key, params, launch_url)
+        done = deep_link.answer(lti.key, params, launch_url, questions)
     except Refused as error:
         return refused(request, error)
     except deep_link.BadChoice as error:

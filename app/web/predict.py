@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
+from app.lessons import walk
 from app.log.timeline import Timeline
 from app.predict import explanations, predictions
 from app.web.answers import ChoiceOut, QuestionOut, SessionOut
@@ -83,9 +84,17 @@ async def question(target: Target) -> Response:
 async def predict(call: Call, body: PredictBody, request: Request) -> Response:
     """Keep the prediction, then run the line exactly as POST …/next does."""
     scored: predictions.Scored | None = request.app.state.scored  # LTI's grades, when on
+    lti = request.app.state.lti
+    db = call.sessions.db
 
     def act(timeline: Timeline) -> dict[str, Any]:
-        answer = predictions.predict(timeline, call.session_id, body.choice, scored)
+        on_lesson = timeline.setup.lesson is not None  # graded by the lesson's questions
+        answer = predictions.predict(
+            timeline, call.session_id, body.choice, None if on_lesson else scored
+        )
+        if on_lesson and lti is not None:  # the prediction counts once its line has run
+            answers = db.lesson_answers(call.session_id)
+            walk.grade(timeline, call.session_id, answers, lti.grades.scored)
         return {**answer, "session": None if answer["error"] else call.session(timeline)}
 
     return await call.use(act, heavy=True)

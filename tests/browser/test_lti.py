@@ -182,6 +182,80 @@ def test_deep_link_as_instructor_then_two_answers_reach_the_gradebook(
     assert {s["lineitem"] for s in lms.scores} == {f"{lms.url}/lineitems/1"}
 
 
+TWO_QUESTIONS: dict[str, Any] = {
+    "format": "loop-stepper-lesson/1",
+    "title": "Two questions on the neuron",
+    "summary": "",
+    "setup": {"scenario": "neuron", "lr": 0.05},
+    "stops": [
+        {
+            "at": 2,
+            "title": "The loss",
+            "note": "The loss is 18.5.",
+            "question": {
+                "prompt": "What will backward write into `weight.grad`?",
+                "choices": [
+                    {"id": "a", "text": "-23.5", "correct": True, "feedback": "Yes."},
+                    {"id": "b", "text": "0", "correct": False, "feedback": "None is not 0."},
+                ],
+            },
+            "expect": {"loss": 18.5},
+        },
+        {
+            "at": 4,
+            "title": "After backward",
+            "question": {
+                "prompt": "What will `step` do to the weight?",
+                "choices": [
+                    {"id": "a", "text": "It rises by 1.175", "correct": True},
+                    {"id": "b", "text": "Nothing", "correct": False},
+                ],
+            },
+            "expect": {"grad": {"weight": [[-23.5]]}},
+        },
+    ],
+}
+
+
+def test_deep_link_a_lesson_then_two_answers_reach_the_gradebook(
+    page: Page, lms_and_tool: tuple[FakeLms, str]
+) -> None:
+    """Issue 30's flow with a lesson: the instructor links it from the picker in the LMS's
+    iframe (its line item counts the lesson's two questions), a student launches it, walks
+    it with Next stop and answers its two questions; the LMS holds two scores out of 2."""
+    lms, tool = lms_and_tool
+    lesson = httpx.post(f"{tool}/api/lessons", json=TWO_QUESTIONS).json()["id"]
+    page.goto(lms.course_url(user=TEACHER, link="adding-lesson", deep=True))
+    frame = page.frame_locator("iframe[title='Loop Stepper']")
+    expect(frame.get_by_role("heading", name="Link the stepper")).to_be_visible(timeout=30_000)
+    frame.get_by_role("radio", name="A lesson").check()
+    frame.get_by_label("Lesson (the gallery").fill(lesson)
+    frame.get_by_label("Title in the course").fill("Week 4: two questions")
+    frame.get_by_role("button", name="Add to the course").click()
+    expect(frame.locator("#linked")).to_have_text("Linked", timeout=30_000)
+    item = lms.links[-1]
+    assert item["custom"] == {"lesson": lesson}
+    assert item["lineItem"] == {"scoreMaximum": 2, "label": "Week 4: two questions"}
+
+    page.goto(lms.course_url(user=STUDENT, link="week-4", custom=item["custom"]))
+    expect(frame.locator("body[data-ready='1']")).to_be_attached(timeout=30_000)
+    expect(frame.locator("#lesson-title")).to_have_text("Two questions on the neuron")
+    for n, choice in enumerate(["a", "b"]):  # the first right, the second wrong
+        frame.get_by_role("button", name="Next stop").click()
+        box = frame.locator("#lesson-question fieldset")
+        expect(box.locator("legend")).to_contain_text(["backward", "step"][n])
+        box.locator(f"input[value='{choice}']").check()
+        box.get_by_role("button", name="Answer").click()
+        expect(frame.locator("#lesson-score")).to_contain_text(f"({n + 1} answered)")
+    deadline = time.monotonic() + 20
+    while len(lms.scores) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    got = [
+        (s["userId"], s["scoreGiven"], s["scoreMaximum"], s["activityProgress"]) for s in lms.scores
+    ]
+    assert got == [("student-1", 1, 2, "InProgress"), ("student-1", 1, 2, "Completed")]
+
+
 def test_an_instructor_keeps_start_a_lecture(page: Page, lms_and_tool: tuple[FakeLms, str]) -> None:
     lms, _ = lms_and_tool
     page.goto(lms.course_url(user=TEACHER, link="week-3"))

@@ -123,7 +123,7 @@ def test_deep_linking_answers_a_signed_resource_link(
     r = launch(c, lms, user=TEACHER, deep=True)
     assert r.status_code == 200, r.text
     assert 'value="neuron"' in r.text and 'value="moons"' in r.text
-    assert f"out of {QUESTIONS} questions" in r.text
+    assert f"predict-first score out of {QUESTIONS}." in r.text
     ticket = field(r.text, "ticket")
     pick = {"ticket": ticket, "kind": "setup", "scenario": "moons", "title": "Week 3: moons"}
     answer = c.post("/lti/deep_link", data=pick)
@@ -177,6 +177,12 @@ def test_deep_linking_a_snapshot_and_what_is_refused(c: httpx.Client, lms: FakeL
     )
     claims = jwt.decode(field(linked.text, "JWT"), options={"verify_signature": False})
     assert claims[DL + "content_items"][0]["custom"] == {"lesson": "five-lines"}
+    doc = c.get("/api/lessons/five-lines").json()
+    asks = sum(stop.get("question") is not None for stop in doc["stops"])
+    assert asks > 0  # the lesson's own questions, not the predict-first ten
+    assert claims[DL + "content_items"][0]["lineItem"]["scoreMaximum"] == asks
+    gone = c.post("/lti/deep_link", data={"ticket": ticket, "kind": "lesson", "lesson": "nope"})
+    assert gone.status_code == 400 and "no such lesson" in gone.text
     forged = c.post("/lti/deep_link", data={"ticket": ticket[:-4] + "AAAA", "kind": "setup"})
     assert forged.status_code == 403 and 'id="lti-check">ticket<' in forged.text
 
@@ -298,3 +304,52 @@ def test_only_an_origin_widens_form_action() -> None:
     ]
     for bad in (b"https://a.example; script-src *", b"javascript:alert(1)", b"* ", b""):
         assert SecurityMiddleware._widened(headers, bad) == headers
+
+
+GRADED_LESSON: dict[str, Any] = {
+    "format": "loop-stepper-lesson/1",
+    "title": "Two questions",
+    "summary": "",
+    "setup": {"scenario": "neuron", "lr": 0.05},
+    "stops": [
+        {
+            "at": 2,
+            "title": "The loss",
+            "question": {
+                "prompt": "What will backward write into weight.grad?",
+                "choices": [
+                    {"id": "a", "text": "-23.5", "correct": True},
+                    {"id": "b", "text": "0", "correct": False},
+                ],
+            },
+        },
+        {"at": 3, "title": "Before backward", "question": "auto"},
+        {"at": 5, "title": "After step", "expect": {"params": {"weight": [[1.175]]}}},
+    ],
+}
+
+
+def test_a_lessons_questions_reach_the_gradebook(
+    c: httpx.Client, lms: FakeLms, tool: tuple[str, FastAPI]
+) -> None:
+    """A lesson's link is graded by the lesson: after each answer, its questions (custom and
+    auto) answered right, out of the lesson's questions; Completed once all are answered."""
+    made = c.post("/api/lessons", json=GRADED_LESSON).json()
+    sub = f"student-{secrets.token_hex(4)}"
+    custom = {"lesson": made["id"]}
+    sid = session_of(launch(c, lms, link=f"lesson-{made['id']}", custom=custom, sub=sub))
+    assert c.post(f"/api/sessions/{sid}/lesson/next-stop").json()["moment"] == 2
+    right = c.post(f"/api/sessions/{sid}/lesson/answer", json={"stop": 0, "choices": ["a"]})
+    assert right.json()["correct"] is True
+    first = wait_for(1, lms, sub)[-1]
+    assert (first["scoreGiven"], first["scoreMaximum"]) == (1, 2)
+    assert first["activityProgress"] == "InProgress"
+    assert c.post(f"/api/sessions/{sid}/lesson/next-stop").json()["moment"] == 3
+    said, _ = predict(c, sid)  # the auto question: the prediction made at the stop's moment
+    second = wait_for(2, lms, sub)[-1]
+    assert (second["scoreGiven"], second["scoreMaximum"]) == (1 + said, 2)
+    assert second["activityProgress"] == "Completed"  # both questions answered
+    assert c.post(f"/api/sessions/{sid}/lesson/next-stop").json()["moment"] == 5
+    assert c.get(f"/api/sessions/{sid}/lesson/score").json()["correct"] == 1 + said
+    time.sleep(0.5)  # a walk with no answer posts nothing more
+    assert len(wait_for(2, lms, sub)) == 2
