@@ -135,6 +135,15 @@ def lesson_score(timeline: Timeline, answers: dict[int, bool]) -> dict[str, Any]
 Graded = Callable[[str, int, int, int, bool], None]
 
 
+def asks_auto(timeline: Timeline) -> bool:
+    """Whether a session on a lesson stands at a stop whose question is ``auto`` (a
+    prediction made here answers it)."""
+    walk = timeline.setup.lesson
+    return walk is not None and any(
+        s["at"] == timeline.moment and s.get("question") == "auto" for s in walk["stops"]
+    )
+
+
 def at_end(timeline: Timeline) -> bool:
     """Whether a session on a lesson stands at (or past) its last stop."""
     walk = timeline.setup.lesson

@@ -89,10 +89,11 @@ async def predict(call: Call, body: PredictBody, request: Request) -> Response:
 
     def act(timeline: Timeline) -> dict[str, Any]:
         on_lesson = timeline.setup.lesson is not None  # graded by the lesson's questions
+        asked = walk.asks_auto(timeline)
         answer = predictions.predict(
             timeline, call.session_id, body.choice, None if on_lesson else scored
         )
-        if on_lesson and lti is not None:  # the prediction counts once its line has run
+        if asked and lti is not None:  # the prediction counts once its line has run
             answers = db.lesson_answers(call.session_id)
             walk.grade(timeline, call.session_id, answers, lti.grades.scored)
         return {**answer, "session": None if answer["error"] else call.session(timeline)}
