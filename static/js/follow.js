@@ -9,6 +9,7 @@ import { api, ApiError, BUSY_WORDS, onBusy, paths } from "./api.js";
 import { storeId } from "./state.js";
 import { createPrediction } from "./views/prediction.js";
 import { createQuestion } from "./views/question.js";
+import { createStopNote } from "./views/stopnote.js";
 import { createWatch } from "./views/watch.js";
 
 const $ = (id) => document.getElementById(id);
@@ -40,6 +41,7 @@ if (!code) {
 
 function follow() {
   const render = createWatch($("watch"));
+  const stopNote = createStopNote($("stop-note"));
   const status = $("follow-status");
   const badge = $("live-badge");
   const voterKey = `loop-stepper.voter.${code}`;
@@ -70,6 +72,7 @@ function follow() {
     session = next;
     render(session);
     question.render(session.quiz);
+    stopNote(session.lesson ?? null);
     prediction.render(session.prediction ?? null);
     $("fork").disabled = Boolean(session.quiz && !session.quiz.revealed) || Boolean(session.prediction?.open);
     events += 1;

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.test_a11y import AXE_CONTEXT, violations
 
@@ -84,3 +84,22 @@ def test_the_lesson_view_is_axe_clean(browser: Browser, base_url: str) -> None:
     page.locator("#lesson-question fieldset").wait_for()
     assert violations(page) == []
     context.close()
+
+
+def test_a_lectures_followers_see_the_stop_and_its_note(page: Page, base_url: str) -> None:
+    """A lecture on a lesson: the instructor's Next stop moves the follower's page to the stop,
+    its title and note shown there (issue 29's lecture)."""
+    made = httpx.post(f"{base_url}/api/lessons/five-lines/sessions").json()
+    sid = made["id"]
+    code = httpx.post(f"{base_url}/api/sessions/{sid}/lecture").json()["code"]
+    page.goto(f"/l/{code}")
+    page.wait_for_selector("body[data-ready='1']")
+    panel = page.locator("#stop-note")
+    expect(panel.locator("#stop-note-title")).to_have_text("Five lines, four stores")
+    stop = httpx.post(f"{base_url}/api/sessions/{sid}/lesson/next-stop").json()["lesson"]
+    expect(panel.locator("#stop-note-where")).to_have_text(
+        f"Stop 1 of {len(stop['stops'])}: {stop['stops'][0]['title']}"
+    )
+    expect(panel.locator("#stop-note-text")).to_contain_text("Nothing about the parameters changed")
+    httpx.post(f"{base_url}/api/sessions/{sid}/lesson/next-stop")
+    expect(panel.locator("#stop-note-text")).to_contain_text("18.5")
