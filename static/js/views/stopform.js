@@ -123,10 +123,9 @@ export function stopForm(stop, index, count, hooks, checked) {
   const up = el("button", { type: "button", className: "small", textContent: "Up", disabled: index === 0 });
   const down = el("button", { type: "button", className: "small", textContent: "Down", disabled: index === count - 1 });
   const remove = el("button", { type: "button", className: "small", textContent: "Delete stop" });
-  for (const [button, words] of [[up, "up"], [down, "down"], [remove, "delete"]]) {
-    button.setAttribute("aria-label", `${button.textContent}: stop ${index + 1}`);
-    button.dataset.act = words;
-  }
+  up.setAttribute("aria-label", `Move stop ${index + 1} up`);
+  down.setAttribute("aria-label", `Move stop ${index + 1} down`);
+  remove.setAttribute("aria-label", `Delete stop ${index + 1}`);
   up.addEventListener("click", () => hooks.move(index, -1));
   down.addEventListener("click", () => hooks.move(index, 1));
   remove.addEventListener("click", () => hooks.remove(index));
