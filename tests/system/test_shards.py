@@ -268,15 +268,22 @@ def student(
     with httpx.Client(base_url=base, timeout=20) as c:
         for _ in range(120):
             roll = rng.random()
-            if roll < 0.6:
-                r = c.post(f"/api/sessions/{sid}/next")
-            elif roll < 0.7:
-                r = c.post(f"/api/sessions/{sid}/run", json={"iterations": 1})
-            elif roll < 0.85:
-                to = rng.randint(0, acked[sid]["moments"])
-                r = c.post(f"/api/sessions/{sid}/rewind", json={"to": to})
-            else:
-                r = c.post(f"/api/sessions/{sid}/back")
+            try:
+                if roll < 0.6:
+                    r = c.post(f"/api/sessions/{sid}/next")
+                elif roll < 0.7:
+                    r = c.post(f"/api/sessions/{sid}/run", json={"iterations": 1})
+                elif roll < 0.85:
+                    to = rng.randint(0, acked[sid]["moments"])
+                    r = c.post(f"/api/sessions/{sid}/rewind", json={"to": to})
+                else:
+                    r = c.post(f"/api/sessions/{sid}/back")
+            except httpx.TransportError:
+                # killed between its answer's headers and its body: nginx had passed the
+                # headers on, so it can only cut the connection (no 502 any more)
+                errors.append((sid, 0))
+                acked[sid] = recovered(c, sid, acked[sid])
+                continue
             if r.status_code == 200:
                 acked[sid] = r.json()
             elif r.status_code >= 500:  # in flight at the kill: saved or not, never answered
