@@ -41,24 +41,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.classroom import app_seconds, close, crowd, every_second, health, line  # noqa: E402
 from bench.server import pct, server  # noqa: E402
+from support.digits import CNN, DIGITS, MLP, cnn, mlp  # noqa: E402
 from support.table import markdown  # noqa: E402
 
-DIGITS = {"kind": "sklearn", "name": "load_digits", "args": {}}
-MLP: list[dict[str, Any]] = [
-    {"type": "Linear", "out_features": 128},
-    {"type": "ReLU"},
-    {"type": "Linear", "out_features": 64},
-    {"type": "ReLU"},
-    {"type": "Linear", "out_features": 10},
-]
-CNN: list[dict[str, Any]] = [
-    {"type": "Unflatten", "dim": 1, "unflattened_size": [1, 8, 8]},
-    {"type": "Conv2d", "out_channels": 8, "kernel_size": 3},
-    {"type": "ReLU"},
-    {"type": "MaxPool2d", "kernel_size": 2},
-    {"type": "Flatten"},
-    {"type": "Linear", "out_features": 10},
-]
 MODELS: dict[str, list[dict[str, Any]]] = {"digits MLP": MLP, "digits CNN": CNN}
 LOOP = ["zero_grad", "forward", "loss", "backward", "step"]
 
@@ -101,16 +86,7 @@ def plain_lines(make: list[nn.Module], repeats: int) -> dict[str, float]:
 
 
 def layers_of(name: str) -> list[nn.Module]:
-    if name == "digits MLP":
-        return [nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10)]
-    return [
-        nn.Unflatten(1, (1, 8, 8)),
-        nn.Conv2d(1, 8, 3),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(72, 10),
-    ]
+    return mlp() if name == "digits MLP" else cnn()
 
 
 def gz(data: bytes) -> int:

@@ -17,23 +17,9 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from torch import nn
 
+from support.digits import CNN, DIGITS, MLP, cnn, mlp
+
 LOOP = ["forward", "loss", "zero_grad", "backward", "step"]
-MLP = [
-    {"type": "Linear", "out_features": 128},
-    {"type": "ReLU"},
-    {"type": "Linear", "out_features": 64},
-    {"type": "ReLU"},
-    {"type": "Linear", "out_features": 10},
-]
-CNN = [
-    {"type": "Unflatten", "dim": 1, "unflattened_size": [1, 8, 8]},
-    {"type": "Conv2d", "out_channels": 8, "kernel_size": 3},
-    {"type": "ReLU"},
-    {"type": "MaxPool2d", "kernel_size": 2},
-    {"type": "Flatten"},
-    {"type": "Linear", "out_features": 10},
-]
-DIGITS = {"kind": "sklearn", "name": "load_digits", "args": {}}
 JSON = {"Content-Type": "application/json"}  # json.dumps keeps 2.0 a float (as a page sends)
 
 
@@ -213,21 +199,6 @@ def paged(client: httpx.Client, sid: str, store: str, name: str) -> list[float]:
         values += page["values"]
         if page["stop"] >= page["numel"]:
             return values
-
-
-def mlp() -> list[nn.Module]:
-    return [nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10)]
-
-
-def cnn() -> list[nn.Module]:
-    return [
-        nn.Unflatten(1, (1, 8, 8)),
-        nn.Conv2d(1, 8, 3),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(72, 10),
-    ]
 
 
 @pytest.mark.parametrize(("layers", "make", "big"), [(MLP, mlp, "0.weight"), (CNN, cnn, None)])
