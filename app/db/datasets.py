@@ -1,6 +1,6 @@
 """CSV datasets (issue 28): an uploaded file's bytes, kept under their SHA-256 (``datasets``,
 migration 8). The same SQL on both dialects, mixed into both databases over their ``_tx`` and
-``_read``; what a file holds is read by ``app/engine/tables.py``, never here.
+``_read``; what a file holds is read by ``app/spec/tables.py``, never here.
 
 Content-addressed: the id is the hash of the bytes, so saving a file twice (two teachers, or
 one uploading again) writes one row, and a row never changes (``ON CONFLICT DO NOTHING``).

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import torch
 from torch.amp.grad_scaler import OptState
 
-from app.engine.state import LineError
+from app.engine.errors import LineError
 from app.engine.views import AmpView, ScalerView
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import torch
 
-from app.engine import scenarios, tensors
+from app.engine import scenarios, stores
 from app.engine import theory as formal
-from app.engine.optimizers import state_of
+from app.engine.parts import Parts
 from app.engine.views import LossPointView, ProgramView, SessionView, TheoryView
 
-if TYPE_CHECKING:
-    from app.engine.lab import Lab
 
-
-def view(lab: Lab, since: int = 0) -> SessionView:
+def view(lab: Parts, since: int = 0) -> SessionView:
     """The stores and the loop's position as plain values: the exact floats PyTorch holds
     (NaN and infinities too; the web layer spells those as JSON strings).
 
@@ -31,7 +27,8 @@ def view(lab: Lab, since: int = 0) -> SessionView:
     return answer
 
 
-def _view(lab: Lab, since: int, described: ProgramView) -> SessionView:
+def _view(lab: Parts, since: int, described: ProgramView) -> SessionView:
+    drawn = stores.view(lab)  # the stores a recorded moment shows too
     return {
         "scenario": lab.setup.scenario,
         "lr": lab.lr,
@@ -48,17 +45,8 @@ def _view(lab: Lab, since: int, described: ProgramView) -> SessionView:
         "next_line": lab.next_line,
         "iteration": lab.iteration,
         "steps": lab.steps,
-        "params": [
-            {
-                "name": n,
-                "shape": list(p.shape),
-                "dtype": str(p.dtype).removeprefix("torch."),
-                "value": tensors.shown(p),
-                "grad": None if p.grad is None else tensors.shown(p.grad),
-            }
-            for n, p in lab.named.items()
-        ],
-        "optimizer_state": state_of(lab.optimizer, lab.named),
+        "params": drawn["params"],
+        "optimizer_state": drawn["optimizer_state"],
         "max_norm": lab.max_norm,
         "scheduler": lab.schedule.describe(),
         "model_options": {
@@ -82,8 +70,8 @@ def _view(lab: Lab, since: int, described: ProgramView) -> SessionView:
         "scaler": lab.amp.describe(lab.optimizer),
         "loss_dtype": None if lab.loss_tensor is None else _name(lab.loss_tensor.dtype),
         "ckpt": lab.ckpt.describe(),
-        "loss": lab.loss_value,
-        "graph": lab.graph(),
+        "loss": drawn["loss"],
+        "graph": drawn["graph"],
         "last": lab.last,
         "losses": lab.losses,
         "history": history_since(lab.history, since),
@@ -102,7 +90,7 @@ def history_since(history: Sequence[LossPointView], since: int) -> list[LossPoin
     return list(itertools.islice(reversed(history), wanted))[::-1]
 
 
-def theory(lab: Lab) -> TheoryView | None:
+def theory(lab: Parts) -> TheoryView | None:
     """The parabola's predicted behaviour for the current learning rate."""
     if lab.setup.scenario != "parabola":
         return None

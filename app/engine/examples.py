@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from app.engine.scenarios import HalfCurvatureLoss
-from app.engine.torchlock import TORCH_LOCK
+from app.torchlock import TORCH_LOCK
 
 if TYPE_CHECKING:
     from app.engine.lab import Lab

@@ -13,9 +13,9 @@ from typing import Any
 
 import torch
 
+from app.engine.errors import LineError
 from app.engine.graph import kept
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
-from app.engine.state import LineError
 from app.engine.views import CheckpointAt, CheckpointView, RunningLossView, SchedulerView
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -45,15 +45,22 @@ class OptimizerSpec:
 PLAIN_SGD = OptimizerSpec()
 
 
+def held(optimizers: Sequence[torch.optim.Optimizer], param: torch.Tensor) -> dict[str, Any]:
+    """What the first of ``optimizers`` holding state for ``param`` holds ({} before a step)."""
+    found: dict[str, Any] = next((o.state[param] for o in optimizers if param in o.state), {})
+    return found
+
+
 def state_of(
-    optimizer: torch.optim.Optimizer, named: dict[str, torch.nn.Parameter]
+    optimizers: Sequence[torch.optim.Optimizer], named: Mapping[str, torch.Tensor]
 ) -> list[ParamStateView]:
-    """Per parameter, what PyTorch's optimizer.state holds for it (empty until a step)."""
+    """Per parameter, what PyTorch's ``optimizer.state`` holds for it (empty until a step):
+    the first of ``optimizers`` that holds any state for it."""
     rows: list[ParamStateView] = []
     for name, p in named.items():
         state = {
             key: tensors.shown(v) if isinstance(v, torch.Tensor) else v
-            for key, v in optimizer.state.get(p, {}).items()
+            for key, v in held(optimizers, p).items()
         }
         rows.append({"name": name, "state": state})
     return rows

@@ -11,7 +11,7 @@ from torch import nn
 from app.engine.views import LineView, OutputView
 
 if TYPE_CHECKING:
-    from app.engine.scenarios import Built
+    from app.spec.built import Built
 
 SHOWN = 1000  # points sent with a view at most (the first rows: the split is shuffled already)
 CURVE = 50  # points of a 1-D regression's fitted curve

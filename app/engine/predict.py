@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from app.engine.entries import ENTRIES
+from app.engine.errors import LineError
 from app.engine.examples import Forward, loss_again
-from app.engine.state import LineError
 
 if TYPE_CHECKING:
     from app.engine.lab import Lab

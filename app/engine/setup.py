@@ -62,7 +62,7 @@ class Setup:
     softmax_before_loss: bool = False
     dtype: str = "float64"
     amp: AmpSpec | None = None  # float32 models only
-    # scenario "custom": the model, data and loss as a normalized spec (app/engine/spec.py)
+    # scenario "custom": the model, data and loss as a normalized spec (app/spec/spec.py)
     spec: dict[str, Any] | None = None
     # a session on a prepared lesson: its walk (app/engine/lessons.py ``walk_of``)
     lesson: dict[str, Any] | None = None

@@ -1,5 +1,5 @@
 """A tensor as the Session sends it: its elements (up to ``LARGEST_SHOWN``) or a summary, and
-its exact elements a page at a time (``GET /api/sessions/{id}/tensor``).
+its exact elements a page at a time (``stores.page``, ``GET /api/sessions/{id}/tensor``).
 
 The three scenarios' tensors are at most 256 elements (moons' 16 x 16 weight), so they are
 always sent whole. A bigger one (a model of one's own) would make every click's answer
@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
-from app.engine.views import HeatMapView, HistogramView, TensorPageView, TensorSummaryView
-
-if TYPE_CHECKING:
-    from app.engine.lab import Lab
+from app.engine.views import HeatMapView, HistogramView, TensorSummaryView
 
 LARGEST_SHOWN = 256  # elements a tensor may have to be sent element by element
 HISTOGRAM_BINS = 16
@@ -146,43 +143,6 @@ def rounded(values: np.ndarray[Any, Any], digits: int = CELL_DIGITS) -> np.ndarr
     scale = 10.0 ** (digits - 1 - magnitude)
     out[finite] = np.round(values[finite] * scale) / scale
     return out
-
-
-def page(
-    lab: Lab, store: str, name: str, key: str | None, start: int, stop: int | None
-) -> TensorPageView:
-    """Elements ``start`` to ``stop`` (excluded) of one tensor of ``lab`` flattened row-major,
-    exactly as ``Tensor.tolist`` gives them (``stop`` absent: as many as a page holds from
-    ``start``). ``store``: ``params`` (a parameter), ``grad`` (its ``.grad``: ``values`` None
-    while that is None) or ``state`` (``optimizer.state[param][key]``). Reads only."""
-    param = lab.named.get(name)
-    if param is None:
-        raise UnknownTensor(f"no parameter named {name!r} (the Session's params name them)")
-    if (key is not None) != (store == "state"):
-        raise BadRange(["query", "key"], "key names an optimizer state tensor: store=state only")
-    tensor: torch.Tensor | None = param.detach()
-    if store == "grad":
-        tensor = param.grad
-    elif store == "state":
-        held = lab.optimizer.state.get(param, {}).get(key)
-        if not isinstance(held, torch.Tensor):
-            raise UnknownTensor(f"no optimizer state {key!r} for {name!r} (none before a step)")
-        tensor = held
-    shape = list(param.shape if tensor is None else tensor.shape)
-    numel = int(np.prod(shape))
-    first, last = bounds(numel, start, stop)
-    values = None if tensor is None else tensor.detach().reshape(-1)[first:last].tolist()
-    return {
-        "store": store,
-        "name": name,
-        "key": key,
-        "shape": shape,
-        "dtype": str((param if tensor is None else tensor).dtype).removeprefix("torch."),
-        "numel": numel,
-        "start": first,
-        "stop": last,
-        "values": values,
-    }
 
 
 def bounds(numel: int, start: int, stop: int | None) -> tuple[int, int]:

@@ -59,7 +59,7 @@ class TensorSummaryView(TypedDict):
 
 
 class TensorPageView(TypedDict):
-    """A page of a tensor's exact elements (``tensors.page``)."""
+    """A page of a tensor's exact elements (``stores.page``)."""
 
     store: str
     name: str

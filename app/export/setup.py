@@ -10,8 +10,8 @@ from typing import Any
 from app.engine import scenarios
 from app.engine.entries import ENTRIES
 from app.engine.program import code
-from app.engine.tables import TABLES
 from app.export import spec as spec_code
+from app.spec.tables import TABLES
 
 SetupFields = dict[str, Any]
 

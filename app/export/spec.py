@@ -1,6 +1,6 @@
 """A spec's data, model and loss written as plain code (issue 28): steps 1-5 of
-docs/api.md#your-own-model-and-data, in the words the engine runs them (``app/engine/data.py``,
-``app/engine/spec.py``), so the script computes the session's numbers bit for bit.
+docs/api.md#your-own-model-and-data, in the words the engine runs them (``app/spec/data.py``,
+``app/spec/spec.py``), so the script computes the session's numbers bit for bit.
 
 Nothing of the spec reaches the code but checked values: names from the engine's closed tables
 (``LAYERS``, ``LOSSES``, ``SKLEARN``) and numbers, booleans and choices written with ``repr``;
@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from app.engine import data as data_
-from app.engine.layers import LAYERS, LOSSES
-from app.engine.spec import SpecJson, data_of, input_shapes
+from app.spec import data as data_
+from app.spec.layers import LAYERS, LOSSES
+from app.spec.spec import SpecJson, data_of, input_shapes
 
 CSV_INLINE = 200 * 1024  # a CSV up to this many bytes is written into the script
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from app.engine import LabState
 from app.engine.entries import ENTRIES
-from app.engine.state import HISTORY_LIMIT
+from app.engine.parts import HISTORY_LIMIT
 from app.engine.views import LossPointView
 from app.log.records import KeyframeSource
 

@@ -1,6 +1,6 @@
 """A spec's CSV files, read from the db before a Lab is built on them (issue 28).
 
-The engine reads a spec's CSV from its content-addressed cache (``app/engine/data.py``
+The engine reads a spec's CSV from its content-addressed cache (``app/spec/data.py``
 ``TABLES``); whoever builds a Lab on such a spec first fills it from the db: a new session
 (``prepare``), and a session replayed from its log (``tables_for``, by ``Copies`` and the live
 sessions cache).
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol, cast
 
-from app.engine.data import SpecError
 from app.engine.setup import Setup
-from app.engine.spec import CheckJson, SpecJson, SpecLimits, check, normalize
-from app.engine.tables import TABLES
+from app.spec.data import SpecError
+from app.spec.spec import CheckJson, SpecJson, SpecLimits, check, normalize
+from app.spec.tables import TABLES
 
 
 class DatasetSource(Protocol):

@@ -10,7 +10,7 @@ import torch
 from fastapi import APIRouter, Query, Request, Response
 
 from app import export
-from app.engine import Toggles, tensors
+from app.engine import Toggles, stores
 from app.engine.program import program_for
 from app.engine.setup import SetupJson
 from app.engine.tensors import PAGE_LIMIT
@@ -183,7 +183,7 @@ async def tensor(
 ) -> Response:
     """A page of one tensor's exact elements, flattened row-major: what a summary (a tensor of
     more than 256 elements) leaves out. Reads only: the session does not change."""
-    return await target.use(lambda t: tensors.page(t.lab, store, name, key, start, stop))
+    return await target.use(lambda t: stores.page(t.lab, store, name, key, start, stop))
 
 
 @router.post("/sessions/{session_id}/forward", response_model=SessionOut, responses=ERRORS)

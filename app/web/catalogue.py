@@ -10,10 +10,10 @@ from functools import cache
 from typing import Any
 
 from app.engine.entries import ENTRIES, Entry
-from app.engine.layers import catalogue as spec_tables
 from app.engine.program import MAX_PROGRAM, PRESETS, Toggles, program_for, with_scaler
 from app.engine.scenarios import SCENARIOS
-from app.engine.spec import SCENARIO_SPECS
+from app.spec.layers import catalogue as spec_tables
+from app.spec.spec import SCENARIO_SPECS
 
 
 def entry_out(entry: Entry) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """CSV datasets (issue 28): upload a file, read its summary back. The file is read by
-``app/engine/tables.py`` and kept by the db (``app/db/datasets.py``) under its SHA-256; a session
+``app/spec/tables.py`` and kept by the db (``app/db/datasets.py``) under its SHA-256; a session
 names it by that id. The contract: docs/api.md#datasets.
 
 The body is the file itself (``text/csv``), not JSON, so it has its own limit: the security
@@ -19,8 +19,8 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
 from app.db import Database
-from app.engine.tables import ColumnJson, TableSummary, dataset_id, parse_csv
 from app.settings import Settings
+from app.spec.tables import ColumnJson, TableSummary, dataset_id, parse_csv
 from app.web.answers import Problem
 from app.web.deps import as_json
 from app.web.pool import HeavyPool

@@ -14,9 +14,7 @@ from starlette.routing import Match
 
 from app.db import DatabaseUnavailable, StorageFull
 from app.engine import LineError
-from app.engine.data import SpecError
 from app.engine.lessons import LessonRefused, refused_detail
-from app.engine.tables import CsvError
 from app.engine.tensors import BadRange, UnknownTensor
 from app.lectures.lecture import NoLecture
 from app.lectures.quizzes import LectureConflict, TooManyVotes
@@ -24,6 +22,8 @@ from app.lessons.library import NoLesson, NotYours
 from app.log.timeline import MomentOutOfRange, TimelineError
 from app.predict.predictions import NotOffered
 from app.sessions.live import ServerFull, SessionBusy, UnknownSession
+from app.spec.data import SpecError
+from app.spec.tables import CsvError
 from app.web.deps import JSONResponse
 from app.web.pool import PoolFull
 

@@ -72,7 +72,7 @@ SpecDict = dict[str, Any]
 
 class CreateSession(Body):
     scenario: Scenario = "neuron"
-    # your own model and data (issue 28): checked deeply by the engine (app/engine/spec.py)
+    # your own model and data (issue 28): checked deeply by the engine (app/spec/spec.py)
     model: Annotated[list[SpecDict], Field(min_length=1, max_length=256)] | None = Field(
         None, description="the layers, each {type, ...its keyword arguments}; not with scenario"
     )

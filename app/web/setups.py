@@ -12,11 +12,11 @@ from app.engine.amp import AmpSpec
 from app.engine.lessons import walk_of
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec, SchedulerSpec
 from app.engine.program import program_for
-from app.engine.spec import SPEC_LR, SpecLimits
 from app.log.records import Setup
 from app.sessions import specs
 from app.sessions.specs import DatasetSource
 from app.settings import Settings
+from app.spec.spec import SPEC_LR, SpecLimits
 from app.web.schemas import CreateSession
 
 

@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Callable
 
 from app.db import Database
-from app.engine.tables import dataset_id
+from app.spec.tables import dataset_id
 from support.clock import Clock
 
 Make = Callable[..., Database]

@@ -1,4 +1,4 @@
-"""A new Lab is a fresh copy of one seeded template per setup (``scenarios.fresh_copy``): its
+"""A new Lab is a fresh copy of one seeded template per setup (``built.fresh_copy``): its
 weights equal the lesson's own build bit for bit (torch.manual_seed, then the layers), its
 parameters and buffers are its own (a line changes them in place), and only the read-only data
 is shared."""

@@ -12,7 +12,7 @@ import pytest
 import torch
 from torch import nn
 
-from app.engine import Lab, tensors
+from app.engine import Lab, stores, tensors
 from app.engine.extras import Schedule
 from app.engine.graph import Graph
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec
@@ -181,19 +181,19 @@ def test_non_finite_values_are_counted_not_binned() -> None:
 def test_pages_give_the_exact_elements_row_major() -> None:
     lab = widened(ADAM)
     big = lab.named["2.weight"]
-    page = tensors.page(lab, "params", "2.weight", None, 0, None)
+    page = stores.page(lab, "params", "2.weight", None, 0, None)
     assert page["values"] == big.detach().reshape(-1).tolist()  # 1600 ≤ a page: all of it
     assert (page["start"], page["stop"], page["numel"], page["shape"]) == (0, 1600, 1600, [40, 40])
     assert page["dtype"] == "float64"
-    grad = tensors.page(lab, "grad", "2.weight", None, 40, 80)
+    grad = stores.page(lab, "grad", "2.weight", None, 40, 80)
     assert grad["values"] is None and (grad["start"], grad["stop"]) == (40, 80)
     lab.run(1)
     assert big.grad is not None
-    grad = tensors.page(lab, "grad", "2.weight", None, 40, 80)
+    grad = stores.page(lab, "grad", "2.weight", None, 40, 80)
     assert grad["values"] == big.grad[1].tolist()  # row 1 of the weight's .grad
-    state = tensors.page(lab, "state", "2.weight", "exp_avg_sq", 1590, 1600)
+    state = stores.page(lab, "state", "2.weight", "exp_avg_sq", 1590, 1600)
     assert state["values"] == lab.optimizer.state[big]["exp_avg_sq"].reshape(-1)[-10:].tolist()
-    assert tensors.page(lab, "params", "2.weight", None, 1600, None)["values"] == []
+    assert stores.page(lab, "params", "2.weight", None, 1600, None)["values"] == []
 
 
 def test_bad_pages_are_refused_and_change_nothing() -> None:
@@ -208,16 +208,16 @@ def test_bad_pages_are_refused_and_change_nothing() -> None:
         ("state", "2.weight", None, 0, 1, "key"),
     ]:
         with pytest.raises(tensors.BadRange) as refused:
-            tensors.page(lab, store, name, key, start, stop)
+            stores.page(lab, store, name, key, start, stop)
         assert refused.value.loc == ["query", where]
     wide = widened(PLAIN_SGD, hidden=80)  # 6400 elements: more than a page
     with pytest.raises(tensors.BadRange, match="at most 4096 elements, not 4097"):
-        tensors.page(wide, "params", "2.weight", None, 0, 4097)
-    assert len(tensors.page(wide, "params", "2.weight", None, 100, None)["values"] or []) == 4096
+        stores.page(wide, "params", "2.weight", None, 0, 4097)
+    assert len(stores.page(wide, "params", "2.weight", None, 100, None)["values"] or []) == 4096
     with pytest.raises(tensors.UnknownTensor, match="no parameter named 'nope'"):
-        tensors.page(lab, "params", "nope", None, 0, 1)
+        stores.page(lab, "params", "nope", None, 0, 1)
     with pytest.raises(tensors.UnknownTensor, match="no optimizer state 'exp_avg'"):
-        tensors.page(lab, "state", "2.weight", "exp_avg", 0, 1)
+        stores.page(lab, "state", "2.weight", "exp_avg", 0, 1)
     assert lab.view() == before
 
 

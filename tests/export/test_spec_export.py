@@ -12,8 +12,8 @@ import pytest
 
 from app import export
 from app.engine.program import NO_BUGS, program_for
-from app.engine.spec import SpecLimits, normalize
-from app.engine.tables import TABLES
+from app.spec.spec import SpecLimits, normalize
+from app.spec.tables import TABLES
 from tests.export.test_export import Recorder, check_all
 
 pytestmark = pytest.mark.usefixtures("server_threads")  # the Labs compute as the server does

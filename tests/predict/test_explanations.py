@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 from typing import Any
 
@@ -120,6 +121,10 @@ LINES = [
 ]  # fmt: skip
 
 
+def same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
 @settings(max_examples=12, deadline=None)
 @given(
     which=st.integers(0, len(SETUPS) - 1),
@@ -145,10 +150,11 @@ def test_parts_fold_to_grad_bit_for_bit(
                 continue
             data = explain(t, name, index)
             value = p.grad.flatten()[index].item()
-            assert data["value"] == value
-            assert fold(data["parts"], p.dtype) == value, (name, data["parts"])
+            # a diverged run's .grad may be NaN: the same NaN, bit for bit, is the right answer
+            assert same(data["value"], value)
+            assert same(fold(data["parts"], p.dtype), value), (name, data["parts"])
             for part in data["parts"]:
-                if part["op"] != "add" or not part["examples"]:
+                if part["op"] != "add" or not part["examples"] or not math.isfinite(value):
                     continue
                 total = sum(e["contribution"] for e in part["examples"])
                 size = sum(abs(e["contribution"]) for e in part["examples"])

@@ -18,10 +18,10 @@ from app.engine.entries import ENTRIES
 from app.engine.optimizers import OptimizerSpec
 from app.engine.program import PRESETS
 from app.engine.questions import Question, verdict
-from app.engine.torchlock import with_rng
 from app.log.records import Setup
 from app.log.timeline import Timeline
 from app.predict import predictions
+from app.torchlock import with_rng
 from tests.log.test_timeline import EXTRAS, MOONS_EXTRAS, NEURON_EXTRAS, OPTIMIZERS, answer, setup
 
 SID = "a-session"

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from app.db import Database
-from app.engine.tables import TABLES, dataset_id
 from app.main import create_app
 from app.settings import Settings
+from app.spec.tables import TABLES, dataset_id
 from support.serve import schema_url, serve_app
 
 CSV = {"content-type": "text/csv"}

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.engine.tables import CsvError, dataset_id, parse_csv
+from app.spec.tables import CsvError, dataset_id, parse_csv
 
 LIMITS = {"max_rows": 10_000, "max_columns": 1_024}
 

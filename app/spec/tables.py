@@ -21,7 +21,7 @@ Python's ``float`` would partly take) make one. Anything else is a text column; 
 column may be used (a class label, never a feature) is for whoever builds the data from it.
 
 ``TABLES`` holds the files sessions' specs name, parsed once, by id (the sessions layer fills
-it from the db; ``app/engine/data.py`` reads it).
+it from the db; ``app/spec/data.py`` reads it).
 """
 
 from __future__ import annotations

@@ -14,14 +14,14 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.engine.data import SpecError
+from app.engine.errors import LineError
 from app.engine.lab import Lab
-from app.engine.layers import LAYERS, LOSSES
 from app.engine.optimizers import OptimizerSpec
 from app.engine.setup import Setup
-from app.engine.spec import SpecLimits, check, normalize
-from app.engine.state import LineError
-from app.engine.tables import TABLES
+from app.spec.data import SpecError
+from app.spec.layers import LAYERS, LOSSES
+from app.spec.spec import SpecLimits, check, normalize
+from app.spec.tables import TABLES
 from support.spec_oracle import Plain
 from tests.export.test_export import Recorder, check_all
 

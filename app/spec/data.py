@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from app.engine.tables import TABLES, Table
+from app.spec.tables import TABLES, Table
 
 MAX_POINTS = 1_000  # inline rows: more is a CSV's job
 MAX_CLASSES = 20  # an integer or text target with at most this many values is a class label

@@ -10,8 +10,8 @@ from typing import Any, TypedDict
 import torch
 from torch import nn
 
-from app.engine.data import SpecError
-from app.engine.layers import LAYERS, layer_name
+from app.spec.data import SpecError
+from app.spec.layers import LAYERS, layer_name
 
 
 class LayerJson(TypedDict):

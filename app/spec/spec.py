@@ -23,14 +23,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from app.engine import data as data_
-from app.engine import shapes as dry
-from app.engine.batches import Batches, Epochs, FullBatch, InOrder
-from app.engine.data import Data, SpecError
-from app.engine.layers import finite_number, loss_fn, normalize_layer, normalize_loss
-from app.engine.scenarios import Built, fresh_copy
-from app.engine.shapes import shape_text
-from app.engine.torchlock import TORCH_LOCK
+from app.spec import data as data_
+from app.spec import shapes as dry
+from app.spec.batches import Batches, Epochs, FullBatch, InOrder
+from app.spec.built import Built, fresh_copy
+from app.spec.data import Data, SpecError
+from app.spec.layers import finite_number, loss_fn, normalize_layer, normalize_loss
+from app.spec.shapes import shape_text
+from app.torchlock import TORCH_LOCK
 
 __all__ = ["SpecError", "normalize"]
 
@@ -269,7 +269,7 @@ def _targets(y: np.ndarray, spec: SpecJson, dtype: torch.dtype) -> torch.Tensor:
     return t
 
 
-@lru_cache(maxsize=64)  # read-only and copied per session (scenarios.fresh_copy)
+@lru_cache(maxsize=64)  # read-only and copied per session (built.fresh_copy)
 def _template(spec_json: str, seed: int, dtype: str) -> Template:
     spec: SpecJson = json.loads(spec_json)
     data = data_of(spec, seed)

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from torch import nn
 
-from app.engine import data as data_
-from app.engine.data import SpecError
+from app.spec import data as data_
+from app.spec.data import SpecError
 
 # -- the arguments a layer or a loss may take -------------------------------------
 
