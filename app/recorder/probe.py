@@ -1,0 +1,221 @@
+"""What a training loop does to PyTorch, heard as it happens: every backward, optimizer step,
+zero_grad, clip, scheduler step, cross-entropy's input, optimizer made and state loaded.
+
+``Probe`` is a context manager: inside it, this thread's ``Listener`` is told of each such call
+before (and for some, after) it runs, in the caller's own stack, so it may read the frames and
+the tensors. The hooks are PyTorch's own where it has them (the optimizers' global step hooks)
+and thin wrappers of the functions elsewhere; they are installed while any probe is open and
+removed when the last one closes, also on an exception. A wrapper calls the original with the
+same arguments and returns its result: nothing it hears changes a number.
+
+Only calls made through the module attributes are heard (``loss.backward()``,
+``torch.nn.utils.clip_grad_norm_``, ``F.cross_entropy`` and ``nn.CrossEntropyLoss``): a name
+imported with ``from torch.nn.utils import clip_grad_norm_`` before the probe opened is the
+original function (under ``loop-stepper doctor`` the probe opens before the script's imports).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+import torch.nn.utils
+import torch.nn.utils.clip_grad
+from torch import nn
+from torch.optim import lr_scheduler
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+
+
+class Listener:
+    """What a probe tells; each method does nothing unless a listener says otherwise."""
+
+    def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None: ...
+
+    def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None: ...
+
+    def failed_backward(self, roots: Sequence[torch.Tensor], error: BaseException) -> None: ...
+
+    def before_step(self, optimizer: torch.optim.Optimizer) -> None: ...
+
+    def after_step(self, optimizer: torch.optim.Optimizer) -> None: ...
+
+    def zero_grad(self, owner: torch.optim.Optimizer | nn.Module, set_to_none: bool) -> None: ...
+
+    def clip(self, parameters: list[torch.Tensor], how: str) -> None: ...
+
+    def scheduler_step(self, scheduler: Any) -> None: ...
+
+    def loss_input(self, how: str, logits: torch.Tensor) -> None: ...
+
+    def optimizer_made(self, optimizer: torch.optim.Optimizer) -> None: ...
+
+    def state_loaded(self, owner: torch.optim.Optimizer | nn.Module) -> None: ...
+
+
+_here = threading.local()  # this thread's listeners, innermost last
+_lock = threading.Lock()
+_open = 0  # probes open in the process; the hooks are in while it is above 0
+_undo: list[Callable[[], None]] = []
+
+
+def listeners() -> list[Listener]:
+    found: list[Listener] | None = getattr(_here, "listeners", None)
+    return found if found is not None else []
+
+
+def _tell(name: str, *args: Any) -> None:
+    for listener in listeners():
+        getattr(listener, name)(*args)
+
+
+@contextmanager
+def Probe(listener: Listener) -> Iterator[Listener]:
+    """Tell ``listener`` what this thread's loop does while the block runs."""
+    global _open
+    with _lock:
+        if _open == 0:
+            _install()
+        _open += 1
+    stack = listeners()
+    _here.listeners = [*stack, listener]
+    try:
+        yield listener
+    finally:
+        _here.listeners = stack
+        with _lock:
+            _open -= 1
+            if _open == 0:
+                _uninstall()
+
+
+def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+    if isinstance(owner, type) and name not in owner.__dict__:
+        return  # inherited: patched where it is defined
+    original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+    setattr(owner, name, functools.wraps(original)(make(original)))
+    _undo.append(lambda: setattr(owner, name, original))
+
+
+def _as_list(tensors: Any) -> list[torch.Tensor]:
+    if isinstance(tensors, torch.Tensor):
+        return [tensors]
+    return [t for t in tensors if isinstance(t, torch.Tensor)]
+
+
+def _install() -> None:
+    def backward(original: Any) -> Any:
+        def wrapper(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+            if not listeners():
+                return original(tensors, *args, **kwargs)
+            roots = _as_list(tensors)
+            retain = kwargs.get("retain_graph", args[1] if len(args) > 1 else None)
+            create = kwargs.get("create_graph", args[2] if len(args) > 2 else False)
+            keep = bool(create if retain is None else retain)
+            _tell("before_backward", roots, keep)
+            try:
+                result = original(tensors, *args, **kwargs)
+            except BaseException as error:
+                _tell("failed_backward", roots, error)
+                raise
+            _tell("after_backward", roots, keep)
+            return result
+
+        return wrapper
+
+    def zero_grad(original: Any) -> Any:
+        def wrapper(self: Any, set_to_none: bool = True) -> Any:
+            result = original(self, set_to_none)
+            if listeners():
+                _tell("zero_grad", self, set_to_none)
+            return result
+
+        return wrapper
+
+    def clip(how: str) -> Callable[[Any], Any]:
+        def make(original: Any) -> Any:
+            def wrapper(parameters: Any, *args: Any, **kwargs: Any) -> Any:
+                if listeners():
+                    parameters = _as_list(parameters)  # a generator is read once: keep it
+                    _tell("clip", parameters, how)
+                return original(parameters, *args, **kwargs)
+
+            return wrapper
+
+        return make
+
+    def scheduler_step(original: Any) -> Any:
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            # the scheduler's own first step, inside its __init__, is not the loop's
+            if listeners() and getattr(self, "_step_count", 1) != 0:
+                _tell("scheduler_step", self)
+            return original(self, *args, **kwargs)
+
+        return wrapper
+
+    def loss(how: str) -> Callable[[Any], Any]:
+        def make(original: Any) -> Any:
+            def wrapper(input: Any, *args: Any, **kwargs: Any) -> Any:
+                if listeners() and isinstance(input, torch.Tensor):
+                    _tell("loss_input", how, input)
+                return original(input, *args, **kwargs)
+
+            return wrapper
+
+        return make
+
+    def made(original: Any) -> Any:
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(self, *args, **kwargs)
+            if listeners():
+                _tell("optimizer_made", self)
+            return result
+
+        return wrapper
+
+    def loaded(original: Any) -> Any:
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(self, *args, **kwargs)
+            if listeners():
+                _tell("state_loaded", self)
+            return result
+
+        return wrapper
+
+    _patch(torch.autograd, "backward", backward)
+    _patch(torch.optim.Optimizer, "zero_grad", zero_grad)
+    _patch(nn.Module, "zero_grad", zero_grad)
+    for module in (torch.nn.utils, torch.nn.utils.clip_grad):
+        _patch(module, "clip_grad_norm_", clip("clip_grad_norm_"))
+        _patch(module, "clip_grad_value_", clip("clip_grad_value_"))
+    _patch(lr_scheduler.LRScheduler, "step", scheduler_step)
+    _patch(lr_scheduler.ReduceLROnPlateau, "step", scheduler_step)
+    _patch(F, "cross_entropy", loss("cross_entropy"))
+    _patch(F, "nll_loss", loss("nll_loss"))
+    _patch(torch.optim.Optimizer, "__init__", made)
+    _patch(torch.optim.Optimizer, "load_state_dict", loaded)
+    _patch(nn.Module, "load_state_dict", loaded)
+
+    def before(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        _tell("before_step", optimizer)
+
+    def after(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        _tell("after_step", optimizer)
+
+    hooks = [
+        register_optimizer_step_pre_hook(before),
+        register_optimizer_step_post_hook(after),
+    ]
+    _undo.extend(hook.remove for hook in hooks)
+
+
+def _uninstall() -> None:
+    while _undo:
+        _undo.pop()()

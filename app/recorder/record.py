@@ -1,0 +1,348 @@
+"""``record``: run the user's own training code for real and keep a moment after every
+statement it executes, also inside the functions it defines and calls.
+
+The source is compiled under a file name of its own and run with ``sys.settrace``: only frames
+of that code are traced line by line (PyTorch's own Python is not), and a moment is taken when
+a statement of the source completes (the next statement of its frame starts, or the frame
+returns). A probe (``probe.py``) hears the backward passes, steps and zero_grads between them:
+what the statement read. Nothing here changes a number: the tensors are only read.
+
+An **iteration** is one pass of the loop whose body calls ``backward()`` (directly or through
+a function it calls): the innermost loop of the source around the running backward, found at
+the first backward. The run stops at the start of the pass after ``iterations`` (the loop of
+100,000 stops after 3, and ``Trace.stopped`` says so), and after ``MAX_MOMENTS`` in any case.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import sys
+import types
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+from app.engine import stores
+from app.recorder.probe import Listener, Probe
+from app.recorder.source import Source, Statement
+from app.recorder.trace import Moment, StatementError, Trace
+from app.recorder.watched import STORES, Watched, is_loss
+
+MAX_MOMENTS = 2_000  # a trace's moments at most, whatever ``iterations`` says
+_numbers = itertools.count(1)
+_HIDDEN = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>")
+TraceFunction = Callable[[types.FrameType, str, Any], Any]
+
+
+class _Stop(BaseException):
+    """Raised into the user's code to end the recording (a BaseException: ``except Exception``
+    in the user's loop does not swallow it)."""
+
+
+def record(
+    source: str,
+    namespace: dict[str, Any] | None = None,
+    *,
+    iterations: int | None = 3,
+    filename: str | None = None,
+) -> Trace:
+    """Run ``source`` in ``namespace`` (a fresh ``__main__`` dict when None) and record a
+    moment after every statement; stop after ``iterations`` iterations (None: to the end, at
+    most ``MAX_MOMENTS`` moments). A statement that raises ends the recording: its error is
+    ``Trace.error``, in its own words, and ``record`` does not raise it."""
+    if iterations is not None and iterations < 1:
+        raise ValueError("iterations must be at least 1 (or None: to the end)")
+    space: dict[str, Any] = {"__name__": "__main__"} if namespace is None else namespace
+    name = filename or f"<loop-stepper-{next(_numbers)}>"
+    parsed = Source.parse(source)
+    code = compile(source, name, "exec")
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)  # tracebacks
+    recorder = Recorder(parsed, name, iterations)
+    recorder.watched.find(space)
+    recorder.run(code, space)
+    return recorder.trace
+
+
+class Frame:
+    """One running frame of the source's code: the statement it is in and where it started."""
+
+    def __init__(self, recorder: Recorder, frame: types.FrameType) -> None:
+        self.recorder, self.frame = recorder, frame
+        self.current: Statement | None = None
+        self.lasti = -1
+        self.raised = False
+        self.first: dict[int, int] = {}  # a statement's first offset (a loop jumps back there)
+
+    def trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunction | None:
+        if event == "line":
+            self.line(frame)
+        elif event == "return":
+            self.done()
+        elif event == "exception":
+            self.raised = True
+        return self.trace
+
+    def line(self, frame: types.FrameType) -> None:
+        statement = self.recorder.source.at_line.get(frame.f_lineno)
+        if statement is None:
+            return
+        lasti = frame.f_lasti
+        start = self.first.setdefault(statement.first, lasti)
+        again = statement is self.current and lasti < self.lasti and lasti <= start
+        self.lasti = lasti
+        if statement is self.current and not again:
+            return  # the same statement, on another of its lines
+        self.done()
+        self.current = statement
+        header = self.recorder.source.loop_starts.get(statement.first)
+        if header is not None:
+            self.recorder.pass_started(frame.f_code, header)
+
+    def done(self) -> None:
+        """The current statement completed (unless it raised)."""
+        statement, raised = self.current, self.raised
+        self.current, self.raised = None, False
+        if statement is not None and not raised and not statement.compound:
+            self.recorder.completed(statement, self.frame)
+
+
+class Recorder(Listener):
+    """The trace function, the probe's listener and the moments they make."""
+
+    def __init__(self, source: Source, filename: str, iterations: int | None) -> None:
+        self.source, self.filename, self.limit = source, filename, iterations
+        self.watched = Watched()
+        self.trace = Trace(source.text)
+        self.reads: set[str] = set()  # what the probe heard read since the last moment
+        self.writes: set[str] = set()  # and written (a zero_grad of None writes .grad)
+        self.before = self.watched.marks()
+        self.shared: dict[str, Any] = {}  # the last moment's parts, reused while equal
+        # the iteration: passes of every loop of the source, the training loop once known
+        self.passes: dict[tuple[types.CodeType, int], int] = {}
+        self.pass_began: dict[tuple[types.CodeType, int], int] = {}  # at which moment
+        self.loop: tuple[types.CodeType, int] | None = None
+        self.backwards = 0
+        self.iteration = 0
+
+    # -- running --------------------------------------------------------------------
+
+    def run(self, code: types.CodeType, space: dict[str, Any]) -> None:
+        previous = sys.gettrace()
+        with Probe(self):
+            try:
+                sys.settrace(self.call)
+                try:
+                    exec(code, space)  # the user's own code, in their own kernel
+                finally:
+                    sys.settrace(previous)
+            except _Stop:
+                self.trace.ended = "stopped"
+            except BaseException as error:  # the user's, in its own words; never raised
+                self.trace.ended = "error"
+                self.trace.error = self._error(error)
+        self.trace.iterations = self.iteration
+
+    def call(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunction | None:
+        code = frame.f_code
+        if code.co_filename != self.filename or code.co_name in _HIDDEN:
+            return None
+        return Frame(self, frame).trace
+
+    def _error(self, error: BaseException) -> StatementError:
+        line: int | None = None
+        tb = error.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self.filename:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        statement = None if line is None else self.source.at_line.get(line)
+        first = None if statement is None else statement.first
+        code = None if statement is None else statement.code
+        return StatementError(str(error), type(error).__name__, first, code)
+
+    def stop(self, why: str) -> None:
+        self.trace.stopped = why
+        raise _Stop(why)
+
+    # -- iterations -----------------------------------------------------------------
+
+    def pass_started(self, code: types.CodeType, header: int) -> None:
+        key = (code, header)
+        self.passes[key] = self.passes.get(key, 0) + 1
+        self.pass_began[key] = len(self.trace.moments)
+        if key != self.loop:
+            return
+        if self.limit is not None and self.passes[key] > self.limit:
+            self.stop(
+                f"stopped after {self.limit} iteration{'s' * (self.limit != 1)} of the loop at "
+                f"line {header} (iterations={self.limit}; iterations=None records to the end)"
+            )
+        self.iteration = self.passes[key]
+
+    def _training_loop(self) -> tuple[types.CodeType, int] | None:
+        """The innermost loop of the source around the running backward."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            state = self.frames_for(frame)
+            if state is not None and state.current is not None and state.current.loops:
+                return frame.f_code, state.current.loops[-1]
+            frame = frame.f_back  # type: ignore[assignment]
+        return None
+
+    def frames_for(self, frame: types.FrameType) -> Frame | None:
+        trace = frame.f_trace
+        owner = getattr(trace, "__self__", None)
+        return owner if isinstance(owner, Frame) else None
+
+    # -- what the probe hears ----------------------------------------------------------
+
+    def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
+        self.backwards += 1
+        if self.backwards == 1:
+            self.loop = self._training_loop()
+            first = self.pass_began.get(self.loop, 0) if self.loop else 0
+            self.iteration = self.passes.get(self.loop, 1) if self.loop else 1
+            for m in self.trace.moments[first:]:
+                m["iteration"] = self.iteration
+        elif self.loop is None:
+            if self.limit is not None and self.backwards > self.limit:
+                self.stop(f"stopped after {self.limit} backward passes (iterations={self.limit})")
+            self.iteration = self.backwards
+        self.reads |= {"loss", "graph", "grad"}
+        self.writes |= {"grad", "graph"}
+        self.watched.reached(roots)
+        self._names_of_loss(roots)
+
+    def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
+        root = roots[0] if roots else None
+        if root is not None and root.grad_fn is not None:
+            self.watched.autograd.start(root)
+            self.watched.autograd.backward(root, retain_graph)
+            if not retain_graph:
+                self.watched.spent[id(root.grad_fn)] = root.grad_fn
+        if root is not None and is_loss(root):
+            self.watched.loss = root
+
+    def failed_backward(self, roots: Sequence[torch.Tensor], error: BaseException) -> None:
+        root = roots[0] if roots else None
+        if root is not None and root.grad_fn is not None:
+            self.watched.autograd.start(root)
+            self.watched.autograd.backward(root, False)  # a graph PyTorch refused is freed
+
+    def before_step(self, optimizer: torch.optim.Optimizer) -> None:
+        self.watched.optimizer(optimizer)
+        self.reads |= {"grad", "params"}
+        self.writes.add("params")
+        if optimizer.state:
+            self.reads.add("optimizer_state")
+
+    def after_step(self, optimizer: torch.optim.Optimizer) -> None:
+        if optimizer.state:  # a stateful optimizer (momentum, Adam): the fifth store
+            self.reads.add("optimizer_state")
+            self.writes.add("optimizer_state")
+
+    def zero_grad(self, owner: Any, set_to_none: bool) -> None:
+        if isinstance(owner, torch.optim.Optimizer):
+            self.watched.optimizer(owner)
+        self.writes.add("grad")
+
+    def clip(self, parameters: list[torch.Tensor], how: str) -> None:
+        self.reads.add("grad")
+
+    def _names_of_loss(self, roots: Sequence[torch.Tensor]) -> None:
+        """The names the tensor backward runs from goes by (``loss``): a later statement
+        assigning one of them is the loss line."""
+        frame = sys._getframe(2)
+        while frame is not None and frame.f_code.co_filename != self.filename:
+            frame = frame.f_back  # type: ignore[assignment]
+        if frame is None:
+            return
+        ids = {id(r) for r in roots}
+        self.watched.loss_names |= {n for n, v in frame.f_locals.items() if id(v) in ids}
+
+    # -- moments ----------------------------------------------------------------------
+
+    def completed(self, statement: Statement, frame: types.FrameType) -> None:
+        scope = frame.f_locals
+        watched = self.watched
+        watched.find(scope, statement.assigns)
+        self._roots(statement, scope)
+        marks = watched.marks()
+        writes = [s for s in STORES if marks[s] != self.before[s] or s in self.writes]
+        reads = [s for s in STORES if s in self.reads]
+        self.before, self.reads, self.writes = marks, set(), set()
+        drawn = stores.view(watched)
+        name = frame.f_code.co_name
+        moment: Moment = {
+            "line": statement.first,
+            "code": statement.code,
+            "function": None if name == "<module>" else name,
+            "iteration": self.iteration,
+            "loss": drawn["loss"],
+            "params": [
+                {
+                    **p,
+                    "value": self._share(f"v:{p['name']}", p["value"]),
+                    "grad": self._share(f"g:{p['name']}", p["grad"]),
+                }
+                for p in drawn["params"]
+            ],
+            "graph": self._share("graph", drawn["graph"]),
+            "optimizer_state": [
+                self._share(f"s:{row['name']}", row) for row in drawn["optimizer_state"]
+            ],
+            "reads": reads,
+            "writes": writes,
+        }
+        self.trace.moments.append(moment)
+        if len(self.trace.moments) >= MAX_MOMENTS:
+            self.stop(f"stopped at {MAX_MOMENTS} moments, the most a trace holds")
+
+    def _roots(self, statement: Statement, scope: Mapping[str, Any]) -> None:
+        """A tensor with a graph that the statement assigned is the newest graph (``out``);
+        a 0-dim one the loss, unless a backward named the loss otherwise. A sum of losses a
+        backward already freed (``running_loss += loss``) is neither."""
+        watched = self.watched
+        for name in statement.assigns:
+            value = scope.get(name)
+            if not isinstance(value, torch.Tensor) or value.grad_fn is None:
+                continue
+            if any(id(n) in watched.spent for n, _ in value.grad_fn.next_functions):
+                continue
+            before = watched.autograd.root
+            watched.autograd.start(value)
+            self.reads |= _read_by(value, before, watched)
+            if is_loss(value) and (not watched.loss_names or name in watched.loss_names):
+                watched.loss = value
+
+    def _share(self, key: str, part: Any) -> Any:
+        """``part``, or the last moment's equal one: unchanged parts are one object."""
+        kept = self.shared.get(key)
+        if kept is not None and kept == part:
+            return kept
+        self.shared[key] = part
+        return part
+
+
+def _read_by(root: torch.Tensor, before: torch.Tensor | None, watched: Watched) -> set[str]:
+    """What making ``root`` read: the parameters (a forward) and the graph it extends (the
+    loss line), from a walk of its new nodes (it stops at the older graph)."""
+    reads: set[str] = set()
+    old = None if before is None else before.grad_fn
+    seen: set[int] = set()
+    stack = [root.grad_fn]
+    while stack and len(seen) < 10_000:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if old is not None and fn is old:
+            reads.add("graph")
+            continue
+        variable = getattr(fn, "variable", None)
+        if isinstance(variable, torch.Tensor) and watched.name_of(variable) is not None:
+            reads.add("params")
+        stack.extend(n for n, _ in fn.next_functions)
+    return reads
