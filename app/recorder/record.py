@@ -15,6 +15,7 @@ the first backward. The run stops at the start of the pass after ``iterations`` 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import linecache
 import sys
@@ -59,10 +60,20 @@ def record(
     parsed = Source.parse(source)
     code = compile(source, name, "exec")
     linecache.cache[name] = (len(source), None, source.splitlines(True), name)  # tracebacks
+    _warm()
     recorder = Recorder(parsed, name, iterations)
     recorder.watched.find(space)
     recorder.run(code, space)
     return recorder.trace
+
+
+def _warm() -> None:
+    """Import what PyTorch imports on first use, before the trace is on: an optimizer's first
+    ``__init__`` imports torch._dynamo (seconds), and under the trace function every call of
+    that import would be heard (three times as long). The user's first optimizer pays it
+    anyway; here it is paid untraced."""
+    with contextlib.suppress(ImportError):
+        import torch._dynamo  # noqa: F401
 
 
 class Frame:
