@@ -5,7 +5,7 @@ exactly as the code says."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import torch
@@ -70,7 +70,7 @@ def plain_worked(zero_grad: bool = True, set_to_none: bool = True) -> list[dict[
         if zero_grad:
             optimizer.zero_grad(set_to_none=set_to_none)
         read()
-        loss.backward()  # type: ignore[no-untyped-call]
+        loss.backward()
         read()
         optimizer.step()
         read()
@@ -98,7 +98,7 @@ def test_the_worked_example_is_plain_pytorch_at_every_moment() -> None:
     assert [p["name"] for p in first[13]["params"]] == ["model.weight", "model.bias"]
     assert first[14]["loss"] == 18.5
     assert [p["grad"] for p in first[16]["params"]] == [[[-23.5]], [-8.0]]
-    w, b = (p["value"] for p in first[17]["params"])
+    w, b = (cast(Any, p["value"]) for p in first[17]["params"])
     assert (w[0][0], b[0]) == (pytest.approx(1.175, abs=1e-6), pytest.approx(0.4, abs=1e-6))
     assert first[13]["graph"]["status"] == "built"
     assert first[16]["graph"]["status"] == "freed"
@@ -120,7 +120,7 @@ def test_without_zero_grad_the_buffers_add_up() -> None:
     trace = record(worked().replace("    optimizer.zero_grad()\n", ""))
     assert loop_moments(trace) == [r for i, r in enumerate(plain_worked(False)) if i % 5 != 2]
     second = next(m for m in trace.moments if m["line"] == 15 and m["iteration"] == 2)
-    grads = [p["grad"] for p in second["params"]]
+    grads: list[Any] = [p["grad"] for p in second["params"]]
     assert grads[0][0][0] == pytest.approx(-27.375, abs=1e-5)
     assert grads[1][0] == pytest.approx(-9.325, abs=1e-5)
 
@@ -240,7 +240,7 @@ for i in range(2):
     opt.step()
 """
     trace = record(source)
-    weight = trace.moments[-1]["params"][0]
+    weight: Any = trace.moments[-1]["params"][0]
     assert weight["value"]["summary"] is True and weight["value"]["numel"] == 1_000_000
     assert weight["grad"]["numel"] == 1_000_000
     per_moment = len(json.dumps(trace.packed())) / len(trace.moments)
