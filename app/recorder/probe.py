@@ -1,7 +1,7 @@
 """What a training loop does to PyTorch, heard as it happens: every backward, optimizer step,
 zero_grad, clip, scheduler step, cross-entropy's input, optimizer made and state loaded.
 
-``Probe`` is a context manager: inside it, this thread's ``Listener`` is told of each such call
+``Probe`` is a context manager: inside it, this thread's ``Observer`` is told of each such call
 before (and for some, after) it runs, in the caller's own stack, so it may read the frames and
 the tensors. The hooks are PyTorch's own where it has them (the optimizers' global step hooks)
 and thin wrappers of the functions elsewhere; they are installed while any probe is open and
@@ -34,8 +34,8 @@ from torch.optim.optimizer import (
 )
 
 
-class Listener:
-    """What a probe tells; each method does nothing unless a listener says otherwise."""
+class Observer:
+    """What a probe tells; each method does nothing unless an observer says otherwise."""
 
     def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None: ...
 
@@ -60,36 +60,36 @@ class Listener:
     def state_loaded(self, owner: torch.optim.Optimizer | nn.Module) -> None: ...
 
 
-_here = threading.local()  # this thread's listeners, innermost last
+_here = threading.local()  # this thread's observers, innermost last
 _lock = threading.Lock()
 _open = 0  # probes open in the process; the hooks are in while it is above 0
 _undo: list[Callable[[], None]] = []
 
 
-def listeners() -> list[Listener]:
-    found: list[Listener] | None = getattr(_here, "listeners", None)
+def observers() -> list[Observer]:
+    found: list[Observer] | None = getattr(_here, "observers", None)
     return found if found is not None else []
 
 
 def _tell(name: str, *args: Any) -> None:
-    for listener in listeners():
-        getattr(listener, name)(*args)
+    for observer in observers():
+        getattr(observer, name)(*args)
 
 
 @contextmanager
-def Probe(listener: Listener) -> Iterator[Listener]:
-    """Tell ``listener`` what this thread's loop does while the block runs."""
+def Probe(observer: Observer) -> Iterator[Observer]:
+    """Tell ``observer`` what this thread's loop does while the block runs."""
     global _open
     with _lock:
         if _open == 0:
             _install()
         _open += 1
-    stack = listeners()
-    _here.listeners = [*stack, listener]
+    stack = observers()
+    _here.observers = [*stack, observer]
     try:
-        yield listener
+        yield observer
     finally:
-        _here.listeners = stack
+        _here.observers = stack
         with _lock:
             _open -= 1
             if _open == 0:
@@ -113,7 +113,7 @@ def _as_list(tensors: Any) -> list[torch.Tensor]:
 def _install() -> None:
     def backward(original: Any) -> Any:
         def wrapper(tensors: Any, *args: Any, **kwargs: Any) -> Any:
-            if not listeners():
+            if not observers():
                 return original(tensors, *args, **kwargs)
             roots = _as_list(tensors)
             retain = kwargs.get("retain_graph", args[1] if len(args) > 1 else None)
@@ -133,7 +133,7 @@ def _install() -> None:
     def zero_grad(original: Any) -> Any:
         def wrapper(self: Any, set_to_none: bool = True) -> Any:
             result = original(self, set_to_none)
-            if listeners():
+            if observers():
                 _tell("zero_grad", self, set_to_none)
             return result
 
@@ -142,7 +142,7 @@ def _install() -> None:
     def clip(how: str) -> Callable[[Any], Any]:
         def make(original: Any) -> Any:
             def wrapper(parameters: Any, *args: Any, **kwargs: Any) -> Any:
-                if listeners():
+                if observers():
                     parameters = _as_list(parameters)  # a generator is read once: keep it
                     _tell("clip", parameters, how)
                 return original(parameters, *args, **kwargs)
@@ -154,7 +154,7 @@ def _install() -> None:
     def scheduler_step(original: Any) -> Any:
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             # the scheduler's own first step, inside its __init__, is not the loop's
-            if listeners() and getattr(self, "_step_count", 1) != 0:
+            if observers() and getattr(self, "_step_count", 1) != 0:
                 _tell("scheduler_step", self)
             return original(self, *args, **kwargs)
 
@@ -163,7 +163,7 @@ def _install() -> None:
     def loss(how: str) -> Callable[[Any], Any]:
         def make(original: Any) -> Any:
             def wrapper(input: Any, *args: Any, **kwargs: Any) -> Any:
-                if listeners() and isinstance(input, torch.Tensor):
+                if observers() and isinstance(input, torch.Tensor):
                     _tell("loss_input", how, input)
                 return original(input, *args, **kwargs)
 
@@ -174,7 +174,7 @@ def _install() -> None:
     def made(original: Any) -> Any:
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             result = original(self, *args, **kwargs)
-            if listeners():
+            if observers():
                 _tell("optimizer_made", self)
             return result
 
@@ -183,7 +183,7 @@ def _install() -> None:
     def loaded(original: Any) -> Any:
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             result = original(self, *args, **kwargs)
-            if listeners():
+            if observers():
                 _tell("state_loaded", self)
             return result
 

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from app.engine import stores
-from app.recorder.probe import Listener, Probe
+from app.recorder.probe import Observer, Probe
 from app.recorder.source import Source, Statement
 from app.recorder.trace import Moment, StatementError, Trace
 from app.recorder.watched import STORES, Watched, is_loss
@@ -63,6 +63,8 @@ def record(
     _warm()
     recorder = Recorder(parsed, name, iterations)
     recorder.watched.find(space)
+    recorder.trace.start = dict(stores.view(recorder.watched))
+    recorder.before = recorder.watched.marks()
     recorder.run(code, space)
     return recorder.trace
 
@@ -119,8 +121,8 @@ class Frame:
             self.recorder.completed(statement, self.frame)
 
 
-class Recorder(Listener):
-    """The trace function, the probe's listener and the moments they make."""
+class Recorder(Observer):
+    """The trace function, the probe's observer and the moments they make."""
 
     def __init__(self, source: Source, filename: str, iterations: int | None) -> None:
         self.source, self.filename, self.limit = source, filename, iterations

@@ -56,6 +56,8 @@ class Trace:
 
     source: str
     moments: list[Moment] = field(default_factory=list)
+    # the stores before the first statement (what the namespace held: a model made earlier)
+    start: dict[str, Any] = field(default_factory=dict)
     iterations: int = 0
     stopped: str | None = None
     error: StatementError | None = None
@@ -70,6 +72,7 @@ class Trace:
             "stopped": self.stopped,
             "error": None if self.error is None else self.error.as_json(),
             "diagnoses": self.diagnoses,
+            "start": self.start,
             "moments": self.moments,
         }
 

@@ -3,9 +3,9 @@
 
 import { api, ApiError } from "./api.js";
 import { writeUrl } from "./state.js";
+import { markStores } from "./views/marks.js";
 
 const $ = (id) => document.getElementById(id);
-const IO_WORDS = { read: "read", write: "written", "read write": "read + written" };
 
 /** What the page shows now: the Session, the scenarios' options, presenter mode. */
 export const current = { session: null, scenarios: null, present: false, codePanel: null };
@@ -19,21 +19,6 @@ for (const type of ["click", "keydown"]) {
   document.addEventListener(type, (e) => (inputAt = e.timeStamp), { capture: true });
 }
 window.loopStepper = { stats, get session() { return current.session; } };
-
-/** Mark the stores the line just run read and wrote (the lesson's F2 table). */
-function highlight(s) {
-  const reads = new Set(s.last?.reads ?? []);
-  const writes = new Set(s.last?.writes ?? []);
-  for (const section of document.querySelectorAll("[data-store]")) {
-    const store = section.dataset.store;
-    const io = [reads.has(store) ? "read" : "", writes.has(store) ? "write" : ""]
-      .filter(Boolean).join(" ");
-    section.dataset.io = io;
-    const badge = section.querySelector(".io");
-    const what = store === "data" ? "the batch " : "";
-    if (badge) badge.textContent = io ? `${what}${IO_WORDS[io]} by ${s.last.line}` : "";
-  }
-}
 
 /** The output only changes when the parameters do: fetch it then, one request at a time. */
 function createOutputRefresh(output) {
@@ -88,7 +73,7 @@ export function createPainter(ui) {
     views.amp(session);
     ui.setup.render(session, current.scenarios);
     $("loss-value")?.classList.toggle("changed", Boolean(previous && previous.loss !== session.loss));
-    highlight(session);
+    markStores(document, session.last);
     ui.controls.render(session);
     ui.timeline.render(session, travelled.has(next));
     ui.share.render(session);

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from app.recorder import MAX_MOMENTS, Trace, record
-from app.recorder.probe import listeners
+from app.recorder.probe import observers
 
 WORKED = """\
 import torch
@@ -221,7 +221,7 @@ def test_a_statement_that_raises_ends_the_recording_in_pytorchs_words() -> None:
     )
     assert trace.moments[-1]["line"] == 16  # the moments before it are kept
     assert json.loads(trace.to_json())["error"]["line"] == 17
-    assert listeners() == [] and torch.autograd.backward.__module__ == "torch.autograd"
+    assert observers() == [] and torch.autograd.backward.__module__ == "torch.autograd"
 
 
 def test_a_million_parameters_give_kilobytes_a_moment() -> None:

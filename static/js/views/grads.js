@@ -22,7 +22,7 @@ export function createGrads(root) {
     if (k !== key) {
       const id = session.id; // in the key: a new session makes new views
       views = session.params.map((p) =>
-        createTensor(p.name, p.shape, p.dtype, "grad", () => ({ id, store: "grad", name: p.name })),
+        createTensor(p.name, p.shape, p.dtype, "grad", () => (id ? { id, store: "grad", name: p.name } : null)),
       );
       bars = views.map((v) => {
         if (!v.big) return null;

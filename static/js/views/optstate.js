@@ -9,6 +9,7 @@ import { createTensor } from "./tensor.js";
 const shapeOf = (v) => (v?.summary ? v.shape : Array.isArray(v) ? [v.length, ...shapeOf(v[0])] : []);
 
 function describeOptimizer(o) {
+  if (o.title) return o.title; // a recorded trace names the user's own optimizers
   const decay = o.weight_decay ? `, weight_decay ${o.weight_decay}` : "";
   return o.kind === "adam"
     ? `Adam, betas (${o.betas.join(", ")})${decay}`
@@ -45,7 +46,7 @@ export function createOptState(section, root) {
           head.append(" ", empty);
         }
         const views = names.map((name) => {
-          const where = () => ({ id: session.id, store: "state", name: p.name, key: name });
+          const where = () => (session.id ? { id: session.id, store: "state", name: p.name, key: name } : null);
           const view = createTensor(name, shapeOf(p.state[name]), dtype, "value", where);
           el.append(view.el);
           return [name, view];

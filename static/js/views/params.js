@@ -11,7 +11,7 @@ export function createParams(root) {
     const k = session.params.map((p) => `${p.name}:${p.shape}`).join();
     if (k !== key) {
       views = session.params.map((p) =>
-        createTensor(p.name, p.shape, p.dtype, "value", () => ({ id, store: "params", name: p.name })),
+        createTensor(p.name, p.shape, p.dtype, "value", () => (id ? { id, store: "params", name: p.name } : null)),
       );
       root.replaceChildren(...views.map((v) => v.el));
       key = k;

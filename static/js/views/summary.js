@@ -95,7 +95,12 @@ export function createSummary(body, label, dtype, where) {
     }
     const total = (r1 - r0) * (c1 - c0);
     const mine = ++asked;
-    const at = where();
+    const at = where?.();
+    if (!at) {
+      // a notebook's trace keeps each big tensor's summary, not its elements
+      elements.textContent = "The exact elements are not kept: the summary is what a trace holds.";
+      return;
+    }
     const values = new Map();
     try {
       const first = flat[0];

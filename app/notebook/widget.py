@@ -1,0 +1,40 @@
+"""The widget: a recorded trace stepped in the browser, Back / Next line / the timeline, with
+the page's own views of the stores (anywidget; nothing from a CDN, the bundle ships in the
+package). The trace is the widget's synced state: stepping needs no kernel, and a notebook
+saved with its widget state still steps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import pydantic_core
+import traitlets
+
+from app.recorder import Trace
+
+HERE = Path(__file__).parent
+
+
+class Stepper(anywidget.AnyWidget):
+    """One trace, stepped. ``trace`` is ``Trace.packed()`` as JSON data (NaN as "NaN")."""
+
+    _esm = (HERE / "widget.js").read_text()
+    _css = (HERE / "widget.css").read_text()
+    trace = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, trace: Trace, **kwargs: Any) -> None:
+        super().__init__(trace=packed(trace), **kwargs)
+
+
+def packed(trace: Trace) -> dict[str, Any]:
+    """The trace as the widget's state: plain JSON (the comm's encoder has no NaN)."""
+    data: dict[str, Any] = json.loads(pydantic_core.to_json(trace.packed(), inf_nan_mode="strings"))
+    return data
+
+
+def show(trace: Trace) -> Stepper:
+    """A widget stepping ``trace``; the last value of a cell (or ``display``) shows it."""
+    return Stepper(trace)

@@ -1,0 +1,38 @@
+"""Loop Stepper in your own code: record a training loop statement by statement on your own
+model (``record``), step it in a notebook (``%load_ext loop_stepper``, ``%%step``, ``show``).
+
+    trace = loop_stepper.record(source, globals(), iterations=3)
+    trace.moments[4]["params"][0]["grad"]      # .grad after the 5th statement (None is not 0)
+
+The server (``loop-stepper``) is the package ``app``; this one is what a notebook imports.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.recorder import MAX_MOMENTS, Moment, StatementError, Trace, record
+
+__all__ = [
+    "MAX_MOMENTS",
+    "Moment",
+    "StatementError",
+    "Trace",
+    "load_ipython_extension",
+    "record",
+    "show",
+]
+
+
+def show(trace: Trace) -> Any:
+    """The widget stepping ``trace`` (needs the notebook extra: anywidget)."""
+    from app.notebook.widget import show as widget
+
+    return widget(trace)
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext loop_stepper``: the ``%%step`` cell magic."""
+    from app.notebook.magic import load_ipython_extension as load
+
+    load(shell)

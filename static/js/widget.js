@@ -1,0 +1,121 @@
+// The notebook's stepper (issue 39): a trace `record` made of the user's own cell, stepped in
+// the browser with the page's own views. The trace is the widget's synced state, so stepping
+// needs no kernel and a saved notebook still steps. Bundled with the modules it imports into
+// app/notebook/widget.js (support/bundle.py): anywidget loads one string of JavaScript.
+
+import { createSource } from "./views/source.js";
+import { createStores } from "./views/stores.js";
+
+const MARKUP = `
+  <div class="ls-controls controls" role="group" aria-label="Step through the recorded cell">
+    <button type="button" class="ls-back" aria-keyshortcuts="b ArrowLeft">Back</button>
+    <button type="button" class="ls-next" aria-keyshortcuts="n ArrowRight">Next line</button>
+    <label class="ls-slider">Timeline
+      <input type="range" class="ls-timeline" min="0" max="0" value="0" step="1"></label>
+    <output class="ls-where" aria-live="polite"></output>
+  </div>
+  <p class="ls-ended hint"></p>
+  <div class="ls-diagnoses" aria-live="polite"></div>
+  <div class="ls-layout">
+    <section class="panel code-panel" aria-label="The cell">
+      <h2>The cell <span class="ls-iteration"></span></h2><div class="ls-source"></div></section>
+    <div class="stores"></div>
+  </div>`;
+
+/** A moment's Session-shaped view: what the page's views read. */
+function unpack(trace, k, history) {
+  const part = (i) => trace.parts[i];
+  const m = k === 0 ? null : trace.moments[k - 1];
+  const params = m
+    ? m.params.map((p) => ({ ...p, value: part(p.value), grad: p.grad === null ? null : part(p.grad) }))
+    : trace.start.params;
+  const state = m
+    ? m.optimizer_state.map((row) => ({ name: row.name, state: part(row.state) }))
+    : trace.start.optimizer_state;
+  return {
+    id: null, // no server: a summary's elements are not fetched
+    params,
+    optimizer_state: state,
+    graph: m ? part(m.graph) : trace.start.graph,
+    loss: m ? m.loss : trace.start.loss,
+    iteration: m ? m.iteration : 0,
+    history: history.filter((h) => h.k <= k),
+    optimizer: { stateful: trace.moments.some((x) => x.writes.includes("optimizer_state")), title: "optimizer.state" },
+    last: m ? { line: m.code.split("\n")[0], reads: m.reads, writes: m.writes } : null,
+  };
+}
+
+function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "loop-stepper";
+  root.tabIndex = 0;
+  root.setAttribute("aria-label", "Loop Stepper: the recorded cell");
+  root.innerHTML = MARKUP;
+  el.replaceChildren(root);
+  const $ = (cls) => root.querySelector(`.${cls}`);
+  const stores = createStores($("stores"));
+  let trace = null;
+  let source = null;
+  let history = [];
+  let at = 0;
+  let shown = null;
+
+  function load() {
+    trace = model.get("trace");
+    at = 0;
+    shown = null;
+    source = createSource($("ls-source"), trace.source ?? "");
+    // the loss curve: each loss line's value, by iteration, as the page's history
+    history = trace.moments.flatMap((m, i) =>
+      m.writes.includes("loss") && m.loss !== null ? [{ k: i + 1, n: i, iteration: m.iteration, loss: m.loss }] : []);
+    const ended = trace.error
+      ? `Stopped by an error at line ${trace.error.line}: ${trace.error.type}: ${trace.error.message}`
+      : trace.stopped ?? `Ran to its end: ${trace.moments.length} moments, ${trace.iterations} iterations.`;
+    $("ls-ended").textContent = ended;
+    $("ls-timeline").max = String(trace.moments.length);
+    go(0);
+  }
+
+  function go(k) {
+    at = Math.max(0, Math.min(trace.moments.length, k));
+    const session = unpack(trace, at, history);
+    stores(session, shown);
+    shown = session;
+    const m = at === 0 ? null : trace.moments[at - 1];
+    source(m ? m.line : null, m ? m.line + m.code.split("\n").length - 1 : null);
+    const where = m
+      ? `moment ${at} of ${trace.moments.length} — after line ${m.line}: ${m.code.split("\n")[0]}`
+      : `moment 0 of ${trace.moments.length} — the start`;
+    $("ls-where").textContent = where;
+    const slider = $("ls-timeline");
+    slider.value = String(at);
+    slider.setAttribute("aria-valuetext", where);
+    $("ls-back").disabled = at === 0;
+    $("ls-next").disabled = at === trace.moments.length;
+    $("ls-iteration").textContent = m ? `iteration ${m.iteration}` : "";
+    const here = (trace.diagnoses ?? []).filter((d) => d.moment === at - 1);
+    $("ls-diagnoses").replaceChildren(...here.map((d) => {
+      const p = document.createElement("p");
+      p.className = "diagnosis";
+      p.textContent = `line ${d.line}: ${d.bug} — ${d.message}`;
+      return p;
+    }));
+  }
+
+  $("ls-next").addEventListener("click", () => go(at + 1));
+  $("ls-back").addEventListener("click", () => go(at - 1));
+  $("ls-timeline").addEventListener("input", (e) => go(Number(e.target.value)));
+  // the page's keys, while the widget has the focus; kept from the notebook's own shortcuts
+  root.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.target.matches?.("input[type=range]")) return;
+    const step = { n: 1, ArrowRight: 1, b: -1, ArrowLeft: -1 }[e.key];
+    if (step === undefined) return;
+    e.preventDefault();
+    e.stopPropagation();
+    go(at + step);
+  });
+  model.on("change:trace", load);
+  load();
+}
+
+export default { render };
