@@ -188,6 +188,10 @@ def test_an_auto_question_is_asked_at_its_stop_and_scored(opened: Opener, base_u
     expect(stop_button(page, AUTO_STOP + 1)).to_have_attribute("aria-current", "step")
     expect(asked).to_be_visible()
     expect(page.locator("#lesson-question fieldset")).to_be_visible()  # stop 4's, custom
+    # the verdict is read first: on the screen, over the next stop's note, its choices folded
+    verdict = on_screen(page, page.locator("#predict-verdict"))
+    assert verdict["y"] < box(page.locator("#lesson-note"))["y"], verdict
+    expect(page.locator("#predict-choices")).to_be_hidden()
     expect(score).to_have_text("Score: 1 of 2 questions right (1 answered).")
     expect(page.locator("#predict-score")).to_be_hidden()  # the lesson's score is the one here
     said = httpx.get(f"{base_url}/api/sessions/{held['id']}/lesson/score").json()

@@ -37,10 +37,13 @@ export function createLesson({ api, session, nextStop, goTo, ask, answering, ann
 
   function question(s, index, q) {
     els.question.replaceChildren();
-    // auto: predict first's question about the next line, asked here; it stays after its
-    // answer ran the line (the verdict shows on the next moment), until the walk moves on
+    // auto: predict first's question about the next line, asked here; once its answer ran
+    // the line, the question and its verdict stay (above the next stop's note: "answered")
+    // until the walk moves on
+    const kept = q !== "auto" && answering() && els.ask.firstElementChild !== null;
+    els.ask.classList.toggle("answered", kept);
     if (q === "auto") ask(els.ask);
-    else if (!answering()) ask(null);
+    else if (!kept) ask(null);
     if (!q || q === "auto") return;
     const box = document.createElement("fieldset");
     const legend = document.createElement("legend");
