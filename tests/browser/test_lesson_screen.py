@@ -36,19 +36,23 @@ def lesson_doc(base_url: str) -> dict[str, Any]:
     return doc
 
 
+def stop_item(page: Page, n: int) -> Locator:
+    return page.locator("#lesson-stops li").nth(n - 1)
+
+
 def stop_button(page: Page, n: int) -> Locator:
-    return page.locator("#lesson-stops li").nth(n - 1).get_by_role("button")
+    return stop_item(page, n).get_by_role("button")
 
 
 def to_stop(page: Page, n: int) -> None:
     """Next stop until the n-th stop (1-based) is the current one."""
     for _ in range(n):
-        if stop_button(page, n).get_attribute("aria-current") == "step":
+        if stop_item(page, n).get_attribute("aria-current") == "step":
             break
         before = page.locator("body").get_attribute("data-renders") or ""
         page.get_by_role("button", name="Next stop").click()
         expect(page.locator("body")).not_to_have_attribute("data-renders", before)
-    expect(stop_button(page, n)).to_have_attribute("aria-current", "step")
+    expect(stop_item(page, n)).to_have_attribute("aria-current", "step")
 
 
 def screenshot(page: Page, name: str) -> None:
@@ -143,14 +147,14 @@ def test_the_stops_one_a_row_each_a_button_to_its_moment(
 
     # a stop run already: the session goes back to its moment, the moments after it kept
     stop_button(page, 1).click()
-    expect(stop_button(page, 1)).to_have_attribute("aria-current", "step")
+    expect(stop_item(page, 1)).to_have_attribute("aria-current", "step")
     expect(page.get_by_role("slider", name="Timeline: moment")).to_have_value(str(stops[0]["at"]))
     held = session(page)
     assert (held["moment"], held["moments"]) == (stops[0]["at"], 6)
     assert page.evaluate("document.activeElement.textContent").startswith(stops[0]["title"])
     # a stop ahead: walked to from the newest moment
     stop_button(page, len(stops)).click()
-    expect(stop_button(page, len(stops))).to_have_attribute("aria-current", "step")
+    expect(stop_item(page, len(stops))).to_have_attribute("aria-current", "step")
     held = session(page)
     assert held["moment"] == held["moments"] == stops[-1]["at"]
     expect(page.locator("#lesson-note")).to_contain_text("12.09")
@@ -185,7 +189,7 @@ def test_an_auto_question_is_asked_at_its_stop_and_scored(opened: Opener, base_u
     page.get_by_role("button", name="Answer", exact=True).click()
     expect(page.locator("#predict-verdict")).to_have_text(re.compile(r"^Right\. "))
     # the line ran: the session is at the next stop, the verdict still beside its question
-    expect(stop_button(page, AUTO_STOP + 1)).to_have_attribute("aria-current", "step")
+    expect(stop_item(page, AUTO_STOP + 1)).to_have_attribute("aria-current", "step")
     expect(asked).to_be_visible()
     expect(page.locator("#lesson-question fieldset")).to_be_visible()  # stop 4's, custom
     # the verdict is read first: on the screen, over the next stop's note, its choices folded

@@ -79,7 +79,8 @@ export function createLesson({ api, session, nextStop, goTo, ask, answering, ann
 
   /** The stops, one a row, each a button to its moment: a button, not a link, since it moves
    * this session (it opens no page). Built again only when the stops change, so the one
-   * just pressed keeps the focus; the stop the session stands at is `aria-current`. */
+   * just pressed keeps the focus; the stop the session stands at is `aria-current` (its row,
+   * as the page has always marked it). */
   function drawStops(lesson) {
     const key = JSON.stringify(lesson.stops);
     if (els.stops.dataset.stops !== key) {
@@ -94,9 +95,9 @@ export function createLesson({ api, session, nextStop, goTo, ask, answering, ann
         return li;
       }));
     }
-    [...els.stops.querySelectorAll("button")].forEach((go, i) => {
-      if (i === lesson.stop) go.setAttribute("aria-current", "step");
-      else go.removeAttribute("aria-current");
+    [...els.stops.children].forEach((li, i) => {
+      if (i === lesson.stop) li.setAttribute("aria-current", "step");
+      else li.removeAttribute("aria-current");
     });
   }
 
