@@ -99,7 +99,12 @@ def first_paint(http: httpx.Client) -> int:
     page = http.get("/").text
     total = gz(page.encode())
     seen: set[str] = set()
-    todo = ["static/js/stepper.js", "static/js/lecture.js", "static/css/page.css"]
+    todo = [
+        "static/js/stepper.js",
+        "static/js/lecture.js",
+        "static/css/page.css",
+        "static/css/lesson.css",
+    ]
     while todo:
         path = todo.pop()
         if path in seen:

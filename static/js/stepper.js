@@ -82,6 +82,16 @@ const share = createShare({
   announce: (text) => announce(text),
 }, api.scriptUrl);
 
+/** A stop's button: a moment run so far is rewound to; one ahead is walked to by Next stop
+ * from the newest moment, so no moment (and no prediction made there) is dropped. */
+async function toStop(at) {
+  let s = session();
+  if (at <= s.moments) return travel(api.rewind(s.id, at));
+  if (s.moment < s.moments) s = await travel(api.rewind(s.id, s.moments));
+  while (s.moment < at) s = await api.nextStop(s.id);
+  return s;
+}
+
 function goBack() {
   if (!timeline.canGoBack()) return;
   actions.pause();
@@ -108,9 +118,9 @@ function newSession(setup, sentence) {
 createBuild({ api, create: (body) => newSession(body, "New session on your own model.") });
 const setup = createSetup((changes) =>
   newSession({ ...setupOf(session()), lr: session().lr, ...changes }, "New session with the new setup."));
-/** Next line: run it, or with Predict first on, ask about it first. */
-const nextLine = () =>
-  predict.on ? predict.next() : actions.perform(() => api.next(session().id), true);
+/** Next line: run it, or with Predict first on (or at a lesson's auto stop), ask about it first. */
+const nextLine = () => (predict.on || predict.atStop
+  ? predict.next() : actions.perform(() => api.next(session().id), true));
 const controls = createControls({
   next: () => nextLine(),
   toggleRun: () => actions.toggleRun(),
@@ -141,6 +151,12 @@ const controls = createControls({
 const lesson = createLesson({
   api, session, announce,
   nextStop: () => actions.perform(() => api.nextStop(session().id), true),
+  goTo: (at) => {
+    actions.pause();
+    return actions.perform(() => toStop(at), true);
+  },
+  ask: (slot) => predict.stop(slot),
+  answering: () => predict.answering,
 });
 const author = createAuthor({ api, session, announce });
 createGallery({ api, root: $("gallery-panel"), list: $("gallery") });

@@ -6,12 +6,12 @@ outside the server, logs a console error or throws.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import ConsoleMessage, Error, Page, Request, Response
+from playwright.sync_api import Browser, ConsoleMessage, Error, Page, Request, Response
 
 CHROMIUM = "/usr/bin/chromium"
 # not test-results/: pytest-playwright empties that folder
@@ -109,3 +109,29 @@ def stepper(page: Page, watch: Watch) -> Page:
 def shot(page: Page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+Opener = Callable[..., Page]
+
+
+@pytest.fixture()
+def opened(browser: Browser, base_url: str) -> Iterator[Opener]:
+    """`opened(path, size, axe=False)`: a page at `size`, loaded and ready. `axe` lets the axe
+    script past the page's CSP; otherwise the page runs under its own CSP, as served."""
+    contexts = []
+    watches = []
+
+    def open_(path: str, size: dict[str, Any], axe: bool = False) -> Page:
+        context = browser.new_context(base_url=base_url, bypass_csp=axe, **size)
+        contexts.append(context)
+        page = context.new_page()
+        watches.append(attach(page))
+        page.goto(path)
+        page.wait_for_selector("body[data-ready='1']")
+        return page
+
+    yield open_
+    for watch in watches:
+        watch.check(base_url)
+    for context in contexts:
+        context.close()

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, FloatRect, Locator, Page, expect
+from playwright.sync_api import FloatRect, Locator, Page, expect
 
-from .conftest import attach, shot
+from .conftest import Opener, shot
 from .test_a11y import violations
 
 pytestmark = pytest.mark.browser
@@ -26,31 +25,6 @@ PHONE: dict[str, Any] = {
 DESKTOP: dict[str, Any] = {"viewport": {"width": 1440, "height": 900}}
 SCREEN = 844
 SCENARIOS = ["neuron", "moons", "parabola"]
-
-Opener = Callable[..., Page]
-
-
-@pytest.fixture()
-def opened(browser: Browser, base_url: str) -> Iterator[Opener]:
-    """`opened(path, size, axe=False)`: a page at `size`, loaded and ready. `axe` lets the axe
-    script past the page's CSP; otherwise the page runs under its own CSP, as served."""
-    contexts = []
-    watches = []
-
-    def open_(path: str, size: dict[str, Any], axe: bool = False) -> Page:
-        context = browser.new_context(base_url=base_url, bypass_csp=axe, **size)
-        contexts.append(context)
-        page = context.new_page()
-        watches.append(attach(page))
-        page.goto(path)
-        page.wait_for_selector("body[data-ready='1']")
-        return page
-
-    yield open_
-    for watch in watches:
-        watch.check(base_url)
-    for context in contexts:
-        context.close()
 
 
 def box(locator: Locator) -> FloatRect:

@@ -35,6 +35,9 @@ export function createBuild({ api, create }) {
     ...Object.keys(tables.sklearn).map((name) => option(`sklearn:${name}`, name)),
     option("points", "paste points"), option("csv", "upload a CSV file"),
   );
+  // the stepper's own data (the moons scenario, the lessons on it) rather than the first set by
+  // name: two features, so the preview is a scatter and the starting 2-16-16-2 list fits it
+  if (tables.sklearn.make_moons) els.dataset.value = "sklearn:make_moons";
   els.addType.append(...Object.keys(tables.layers).map((name) => option(name, name)));
   els.loss.append(...Object.keys(tables.losses).map((name) => option(name, name)));
   let dataset = null; // an uploaded CSV's summary

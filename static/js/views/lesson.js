@@ -1,15 +1,18 @@
 // A lesson's walk beside the stepper (issue 29): the lesson's title, its stops (where the
-// session stands among them), the note and the question of the stop it stands at, "Next
-// stop" (and the key s), and the score of its questions. Shown only for a session on a lesson.
+// session stands among them, each a button to its moment), the note and the question of the
+// stop it stands at, "Next stop" (and the key s), and the score of its questions. Shown only
+// for a session on a lesson. A stop whose question is `auto` asks predict first's question
+// right there (issue 40): `ask(slot)` lends predict.js's panel to the stop, `ask(null)` gives
+// it back; `answering()` says the Session painted is that answer's, so its verdict stays.
 
 import { markdown } from "./markdown.js";
 
 const $ = (id) => document.getElementById(id);
 
-export function createLesson({ api, session, nextStop, announce }) {
+export function createLesson({ api, session, nextStop, goTo, ask, answering, announce }) {
   const els = {
     panel: $("lesson-panel"), title: $("lesson-title"), stops: $("lesson-stops"),
-    note: $("lesson-note"), question: $("lesson-question"), next: $("lesson-next"),
+    note: $("lesson-note"), question: $("lesson-question"), ask: $("lesson-ask"), next: $("lesson-next"),
     score: $("lesson-score"), slider: $("timeline"), marks: $("timeline-stops"),
   };
   let shown = null; // "<session id>@<moment>" drawn last
@@ -34,13 +37,14 @@ export function createLesson({ api, session, nextStop, announce }) {
 
   function question(s, index, q) {
     els.question.replaceChildren();
-    if (!q) return;
-    if (q === "auto") {
-      const p = document.createElement("p");
-      p.textContent = "Predict the next line: switch on Predict first (the key p) before Next line.";
-      els.question.append(p);
-      return;
-    }
+    // auto: predict first's question about the next line, asked here; once its answer ran
+    // the line, the question and its verdict stay (above the next stop's note: "answered")
+    // until the walk moves on
+    const kept = q !== "auto" && answering() && els.ask.firstElementChild !== null;
+    els.ask.classList.toggle("answered", kept);
+    if (q === "auto") ask(els.ask);
+    else if (!kept) ask(null);
+    if (!q || q === "auto") return;
     const box = document.createElement("fieldset");
     const legend = document.createElement("legend");
     legend.append(...markdown(q.prompt).flatMap((p) => [...p.childNodes]));
@@ -73,6 +77,30 @@ export function createLesson({ api, session, nextStop, announce }) {
     els.question.append(box);
   }
 
+  /** The stops, one a row, each a button to its moment: a button, not a link, since it moves
+   * this session (it opens no page). Built again only when the stops change, so the one
+   * just pressed keeps the focus; the stop the session stands at is `aria-current` (its row,
+   * as the page has always marked it). */
+  function drawStops(lesson) {
+    const key = JSON.stringify(lesson.stops);
+    if (els.stops.dataset.stops !== key) {
+      els.stops.dataset.stops = key;
+      els.stops.replaceChildren(...lesson.stops.map((stop) => {
+        const li = document.createElement("li");
+        const go = Object.assign(document.createElement("button"), {
+          type: "button", className: "stop-go", textContent: `${stop.title} (moment ${stop.at})`,
+        });
+        go.addEventListener("click", () => goTo(stop.at));
+        li.append(go);
+        return li;
+      }));
+    }
+    [...els.stops.children].forEach((li, i) => {
+      if (i === lesson.stop) li.setAttribute("aria-current", "step");
+      else li.removeAttribute("aria-current");
+    });
+  }
+
   /** The stops as tick marks on the timeline slider (those it reaches: the moments run). */
   function marks(lesson) {
     const shownAt = [...els.marks.options].map((o) => o.value).join();
@@ -90,17 +118,16 @@ export function createLesson({ api, session, nextStop, announce }) {
     els.panel.hidden = !lesson;
     document.body.classList.toggle("on-lesson", Boolean(lesson));
     marks(lesson);
-    if (!lesson) return;
+    if (!lesson) {
+      shown = null;
+      ask(null);
+      return;
+    }
     const key = `${s.id}@${s.moment}`;
     if (key === shown) return;
     shown = key;
     els.title.textContent = lesson.title;
-    els.stops.replaceChildren(...lesson.stops.map((stop, i) => {
-      const li = document.createElement("li");
-      li.textContent = `${stop.title} (moment ${stop.at})`;
-      if (i === lesson.stop) li.setAttribute("aria-current", "step");
-      return li;
-    }));
+    drawStops(lesson);
     const last = lesson.stops.at(-1)?.at ?? 0;
     els.next.disabled = s.moment >= last;
     els.note.replaceChildren(...markdown(lesson.note ?? (lesson.stop === null

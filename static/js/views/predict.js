@@ -1,7 +1,8 @@
 // Predict first (issue 17): with the switch on (key p, ?predict=1) Next line asks what the line
 // will do instead of running it; answering runs it (the server runs it exactly as Next would),
 // marks the answer right or wrong with the explanation and, for a wrong one, what it believed,
-// and keeps a running score with the lines most often got wrong.
+// and keeps a running score with the lines most often got wrong. A lesson's stop whose
+// question is `auto` asks the same question in the stop's panel, the switch on or off.
 
 import { ApiError } from "../api.js";
 
@@ -27,7 +28,11 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
   const submit = $("predict-answer");
   const verdict = $("predict-verdict");
   const score = $("predict-score");
+  // where the panel lives under the loop; a lesson's auto stop borrows it (`atStop`)
+  const home = { parent: section.parentElement, before: section.nextSibling };
   let question = null;
+  let atStop = false;
+  let answering = false; // the Session of an answer is being painted
 
   function setUrl(on) {
     const q = new URLSearchParams(location.search);
@@ -38,9 +43,9 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
 
   function set(on) {
     box.checked = on;
-    section.hidden = !on;
+    section.hidden = !on && !atStop; // a lesson's stop asks whatever the switch says
     setUrl(on);
-    if (!on) question = null;
+    if (!on && !atStop) question = null;
     // switched on with a session there: the panel asks at once rather than showing a lone
     // Answer button until the next Next line
     else if (session()) ask({ quiet: true });
@@ -100,8 +105,13 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
     return enqueue(async () => {
       const id = session().id;
       const said = await api.predict(id, choice);
-      if (said.session) render(said.session);
-      else failed({ status: 409, message: said.error.detail, line: said.error.line });
+      answering = true;
+      try {
+        if (said.session) render(said.session);
+        else failed({ status: 409, message: said.error.detail, line: said.error.line });
+      } finally {
+        answering = false;
+      }
       const mine = said.choices.filter((c) => picked.includes(c.id) && c.misconception);
       const s = await tally(id);
       // the verdict last: once it shows, the answer is done and n asks the next question
@@ -125,10 +135,37 @@ export function createPredict({ api, session, enqueue, render, failed, announce 
       answer();
     }
   });
+  /** A lesson's stop whose question is auto: the question in `slot` (the stop's panel), asked
+   * at once without taking the focus, its prompt said; Next line then moves into its choices
+   * as with the switch on. `stop(null)`: the panel back under the loop, as the switch says. */
+  function stop(slot) {
+    if (slot) {
+      atStop = true;
+      slot.append(section);
+      section.hidden = false;
+      return ask({ quiet: true }).then(() => question && announce(question.prompt));
+    }
+    if (!atStop) return undefined;
+    atStop = false;
+    home.parent.insertBefore(section, home.before);
+    section.hidden = !box.checked;
+    if (!box.checked) question = null;
+    return undefined;
+  }
+
   return {
     get on() {
       return box.checked;
     },
+    /** The question is asked here without the switch: a lesson's auto stop. */
+    get atStop() {
+      return atStop;
+    },
+    /** The Session being painted is an answer's (its line just ran): its verdict follows. */
+    get answering() {
+      return answering;
+    },
+    stop,
     set,
     toggle: () => set(!box.checked),
     /** Next line with the switch on: ask first (asking twice gives the same question). */

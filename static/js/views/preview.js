@@ -28,7 +28,13 @@ export function preview(root, p) {
     }
     return tr;
   }));
-  return root.replaceChildren(table);
+  // a set of 30 features is wider than the page: the table scrolls in its own box, a named
+  // Tab stop so the keyboard can scroll it too
+  const box = Object.assign(document.createElement("div"), { className: "preview-rows", tabIndex: 0 });
+  box.setAttribute("role", "group");
+  box.setAttribute("aria-label", `${caption.textContent}, ${p.features.length} features: scrolls sideways`);
+  box.append(table);
+  return root.replaceChildren(box);
 }
 
 function scatter(p) {
