@@ -1,8 +1,8 @@
-/* loop-stepper bundle: sha256 e799a16ccfa9bfa5bc374764a39775b90ce880950a56155f9301272a90886a0d of static/js/api.js static/js/catalogue.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
+/* loop-stepper bundle: sha256 52d14940751d38fe3bbe79a32110d595842a8a0c46a80f0d622345d1e9655aae of static/js/api.js static/js/catalogue.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
 // static/js/views/source.js
 function createSource(root, source) {
   let list = document.createElement("ol");
-  list.className = "source", list.setAttribute("aria-label", "The cell's source");
+  list.className = "source", list.setAttribute("aria-label", "The cell's source"), list.tabIndex = 0;
   let items = source.replace(/\n$/, "").split(`
 `).map((text, i) => {
     let item = document.createElement("li");

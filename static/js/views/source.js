@@ -7,6 +7,7 @@ export function createSource(root, source) {
   const list = document.createElement("ol");
   list.className = "source";
   list.setAttribute("aria-label", "The cell's source");
+  list.tabIndex = 0; // it scrolls past 32 rem: the keyboard scrolls it too
   const items = source.replace(/\n$/, "").split("\n").map((text, i) => {
     const item = document.createElement("li");
     item.dataset.line = String(i + 1);

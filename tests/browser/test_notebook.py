@@ -1,0 +1,193 @@
+"""The widget in a real JupyterLab 4 in Chromium: a notebook's ``%load_ext loop_stepper`` and a
+``%%step`` cell run (Run → Run All Cells), then Next line steps the user's own loop in the
+widget, with plain PyTorch's numbers, offline, axe clean."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from support.process import free_port
+from tests.browser.conftest import attach
+from tests.browser.test_a11y import AXE
+
+pytestmark = pytest.mark.browser
+
+CELLS = [
+    "%load_ext loop_stepper",
+    """%%step --iterations 2
+import torch
+from torch import nn
+
+x = torch.tensor([[1.0], [2.0], [3.0], [4.0]])
+y = torch.tensor([[2.0], [3.0], [5.0], [6.0]])
+model = nn.Linear(1, 1)
+with torch.no_grad():
+    model.weight.zero_()
+    model.bias.zero_()
+loss_fn = nn.MSELoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+for _ in range(100):
+    out = model(x)
+    loss = loss_fn(out, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()""",
+]
+
+
+def notebook(cells: list[str]) -> dict[str, Any]:
+    return {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None}
+            for c in cells
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+NOTEBOOKS: dict[str, Path] = {}  # each lab's root folder, by its URL
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """JupyterLab on a free loopback port, no token, its own config, data and runtime dirs
+    (the venv's share/jupyter still gives it the widget extensions), the notebook beside it."""
+    root = tmp_path_factory.mktemp("lab")
+    home = root / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    }
+    port = free_port()
+    log = (root / "lab.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+            "--ip=127.0.0.1", f"--port={port}", "--ServerApp.token=", "--ServerApp.password=",
+            f"--ServerApp.root_dir={root}", "--LabApp.news_url=",
+            "--LabServerApp.extra_labextensions_path=[]",
+        ],  # fmt: skip
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+    url = f"http://127.0.0.1:{port}"
+    NOTEBOOKS[url] = root
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError((root / "lab.log").read_text())
+            try:
+                if httpx.get(f"{url}/api", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.3)
+        else:
+            raise RuntimeError("jupyter lab did not answer /api in 60 s")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture()
+def stepped(browser: Browser, lab: str, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A new notebook of the cells opened, Run All Cells, the widget drawn."""
+    name = f"{request.node.name.split('[')[0]}.ipynb"
+    (NOTEBOOKS[lab] / name).write_text(json.dumps(notebook(CELLS)))
+    context = browser.new_context(bypass_csp=True, viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    seen = attach(page)
+    page.goto(f"{lab}/lab/tree/{name}?reset")  # a workspace of its own: no earlier tab
+    expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(2, timeout=60_000)
+    # "Run All" in JupyterLab 4.6, "Run All Cells" before it; enabled once the kernel is up
+    run_all = page.get_by_role("menuitem", name=re.compile(r"^Run All( Cells)?\s*$"))
+    deadline = time.monotonic() + 60
+    while True:
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        if run_all.get_attribute("aria-disabled") != "true" or time.monotonic() > deadline:
+            break
+        page.keyboard.press("Escape")
+        time.sleep(0.5)
+    run_all.click()
+    expect(page.get_by_role("button", name="Next line")).to_be_visible(timeout=90_000)
+    yield page
+    # nothing from outside: JupyterLab, its extensions and the widget all come from the server
+    outside = [u for u in seen.urls if not u.startswith(lab) and not u.startswith(("blob:", "data:"))]
+    assert outside == []
+    context.close()
+
+
+def widget(page: Page) -> Any:
+    return page.locator(".loop-stepper")
+
+
+def test_next_line_steps_the_users_own_loop_in_jupyterlab(stepped: Page) -> None:
+    page = stepped
+    box = widget(page)
+    expect(box.locator(".ls-where")).to_have_text("moment 0 of 19 — the start")
+    expect(box.locator(".ls-ended")).to_contain_text("stopped after 2 iterations")
+    nxt = box.get_by_role("button", name="Next line")
+    grads = box.locator('[data-store="grad"]')
+    params = box.locator('[data-store="params"]')
+    while "loss.backward()" not in (box.locator(".ls-where").text_content() or ""):
+        nxt.click()
+    # after the first backward: .grad is (-23.5, -8), the graph freed, the loss 18.5
+    expect(grads.locator(".value")).to_have_text(["-23.5", "-8"])
+    expect(box.locator('[data-store="graph"] .status-word')).to_have_text("freed")
+    expect(box.locator(".loss-value .value")).to_have_text("18.5")
+    expect(grads).to_have_attribute("data-io", "read write")
+    expect(box.locator('.source li[aria-current="step"]')).to_have_text("    loss.backward()")
+    nxt.click()  # optimizer.step(): w = 1.175, b = 0.4 (float32, as PyTorch holds them)
+    expect(params.locator(".value")).to_have_text(["1.175", "0.4"])
+    nxt.click()
+    nxt.click()
+    nxt.click()  # iteration 2's zero_grad: None, not zeros
+    expect(box.locator(".ls-iteration")).to_have_text("iteration 2")
+    expect(grads.locator(".none-word")).to_have_count(2)
+    # Back and the page's keys step back and forth without the kernel
+    box.get_by_role("button", name="Back").click()
+    expect(grads.locator(".value")).to_have_text(["-23.5", "-8"])
+    box.focus()
+    page.keyboard.press("n")
+    expect(grads.locator(".none-word")).to_have_count(2)
+
+
+def test_the_widget_is_axe_clean(stepped: Page) -> None:
+    page = stepped
+    box = widget(page)
+    for _ in range(12):
+        box.get_by_role("button", name="Next line").click()
+    page.add_script_tag(path=str(AXE))
+    result: dict[str, Any] = page.evaluate(
+        """() => axe.run(document.querySelector('.loop-stepper'),
+             {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}})"""
+    )
+    found = [f"{v['id']}: {v['help']} at {[n['target'] for n in v['nodes']][:4]}" for v in result["violations"]]
+    assert found == []
