@@ -68,7 +68,7 @@ class Settings(BaseSettings):
     # leaves few objects behind, so Python's 700 collects the young ones every few dozen lines
     # and the whole heap (300 sessions' logs) every minute or so; 10 000 cut the collector's
     # CPU 3.5x and its longest pause from 41 to 12 ms in 300 sessions x 60 lines (measured:
-    # docs/benchmarks.md#the-garbage-collector).
+    # docs/measured.md#the-garbage-collector).
     gc_thresholds: str = "10000,20,20"
     lecture_hours: float = 4.0  # a lecture's join code stops working after this long
     lecture_keepalive: float = 15.0  # seconds between keep-alive comments on a lecture's events
