@@ -125,7 +125,7 @@ def main() -> None:
     for name, size, source in rows:
         m = measure(source.replace("ITERATIONS", str(args.iterations)), args.rounds)
         print(f"| {name} | {size} | {m['moments']} | {m['plain_us']:.0f} | {m['record_us']:.0f}"
-              f" | {m['ratio']:.1f} × | {m['whole']:,.0f} | {m['packed']:,.0f} |")  # fmt: skip
+              f" | {m['ratio']:.1f} x | {m['whole']:,.0f} | {m['packed']:,.0f} |")  # fmt: skip
 
 
 if __name__ == "__main__":

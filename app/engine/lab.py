@@ -197,6 +197,9 @@ class Lab(Parts):
             except LineError as error:
                 error.line = entry  # the page marks the program row that failed
                 raise
+            except (RuntimeError, ValueError) as error:
+                # PyTorch refused the line (a shape, BatchNorm on a batch of one): its words
+                raise LineError(entry, str(error), torch_error=True) from error
         if self.last is not None:
             self.last["line"] = entry
             self.last["warnings"] = [str(w.message) for w in caught]

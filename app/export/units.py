@@ -162,7 +162,13 @@ def _failed(session: ScriptPlan, entry: str, state: _State, error: str) -> tuple
             "    print(error)",
         )
     if name != "backward":
-        return ("try:", *body, "except RuntimeError as error:", INDENT + "print(error)")
+        # PyTorch refuses with a RuntimeError, or a ValueError (BatchNorm on a batch of one)
+        return (
+            "try:",
+            *body,
+            "except (RuntimeError, ValueError) as error:",
+            INDENT + "print(error)",
+        )
     return (
         "saved = [None if p.grad is None else p.grad.clone() for p in model.parameters()]",
         "try:",

@@ -174,7 +174,7 @@ def test_random_specs_equal_plain_pytorch(
         try:
             plain.line(entry)
             assert ran, f"the Lab refused {entry}, plain PyTorch ran it"
-        except RuntimeError:
+        except (RuntimeError, ValueError):  # PyTorch refused it (BatchNorm on a batch of one)
             assert not ran, f"plain PyTorch refused {entry}, the Lab ran it"
     assert lab.loss_value == (None if plain.loss is None else plain.loss.item()), (body, program)
     for (name, p), q in zip(lab.named.items(), plain.model.parameters(), strict=True):
@@ -259,3 +259,23 @@ def test_any_spec_is_taken_or_refused_with_a_spec_error(model: Any, data: Any, l
         check(spec, 0, SpecLimits())
     except SpecError as e:
         assert e.loc[0] == "body" and e.message
+
+
+def test_batchnorm_on_a_batch_of_one_is_pytorchs_refusal_not_a_crash() -> None:
+    """41 points in batches of 40: the second batch is one row, and BatchNorm1d in training
+    refuses it with a ValueError; the line answers it in PyTorch's words (a 409), and the next
+    batch runs."""
+    body = {
+        "model": [{"type": "Linear", "out_features": 4}, {"type": "BatchNorm1d"},
+                  {"type": "Linear", "out_features": 2}],
+        "data": {"kind": "sklearn", "name": "make_moons", "args": {"n_samples": 41}},
+        "batch_size": 40, "validation": 0.0, "shuffle": False,
+    }  # fmt: skip
+    spec = normalize(body, 0, SpecLimits())
+    lab = Lab(Setup("custom", 0.05, 0, OptimizerSpec(), spec=dict(spec)))
+    lab.run_line("forward")
+    with pytest.raises(LineError, match="Expected more than 1 value per channel") as refused:
+        lab.run_line("forward")
+    assert refused.value.torch_error and refused.value.line == "forward"
+    lab.run_line("forward")
+    assert lab.iteration == 2
