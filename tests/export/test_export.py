@@ -391,7 +391,7 @@ def test_a_refusal_is_known_by_its_message_too() -> None:
     assert source.count("\nloss = loss_fn(out, y)\n") == 1
     assert "\n# loss = loss_fn(out, y)\nprint('refused:'" in source
     source = export.script(make_setup("neuron"), [*ran, {**refused, "error": "other"}], threads=1)
-    assert "try:\n    loss = loss_fn(out, y)\nexcept RuntimeError as error:" in source
+    assert "try:\n    loss = loss_fn(out, y)\nexcept (RuntimeError, ValueError) as error:" in source
 
 
 def test_no_loss_yet(tmp_path: Path) -> None:
