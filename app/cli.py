@@ -1,6 +1,8 @@
 """``loop-stepper [--host H] [--port P] [--root-path /prefix] [--forwarded-allow-ips IPS]``
 starts the server; ``loop-stepper backup FILE | restore FILE | check [FILE]`` look after its
-SQLite database (the work is in ``app/db/backup.py``)."""
+SQLite database (the work is in ``app/db/backup.py``); ``loop-stepper doctor SCRIPT …`` runs a
+training script under the doctor (``app/doctor/script.py``). The server's modules are imported
+only when the server or the database is asked for: the doctor starts as fast as the script."""
 
 from __future__ import annotations
 
@@ -9,15 +11,10 @@ import logging
 import resource
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import uvicorn
-from pydantic import ValidationError
-
-from app.db import DatabaseUnavailable, backup
-from app.db.schema import SchemaTooNew
-from app.lti import ConfigError
-from app.main import create_app
-from app.settings import Settings
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 LOG = logging.getLogger("loop_stepper")
 # files the process holds besides its connections: the database (and its WAL and shm), the
@@ -70,6 +67,24 @@ def raise_file_limit(settings: Settings) -> tuple[int, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["doctor"]:
+        from app.doctor.script import main as doctor
+
+        sys.exit(doctor(argv[1:]))
+    serve(argv)
+
+
+def serve(argv: list[str]) -> None:
+    import uvicorn
+    from pydantic import ValidationError
+
+    from app.db import DatabaseUnavailable
+    from app.db.schema import SchemaTooNew
+    from app.lti import ConfigError
+    from app.main import create_app
+    from app.settings import Settings
+
     settings = Settings()
     parser = argparse.ArgumentParser(
         prog="loop-stepper",
@@ -90,7 +105,9 @@ def main(argv: list[str] | None = None) -> None:
         "(e.g. 127.0.0.1); default: none",
     )
     commands = parser.add_subparsers(
-        dest="command", metavar="[backup FILE | restore FILE | check [FILE]]", title="commands"
+        dest="command",
+        metavar="[backup FILE | restore FILE | check [FILE] | doctor SCRIPT]",
+        title="commands",
     )
     command = commands.add_parser("backup", help="copy the database, even while a server runs")
     command.add_argument("file", type=Path)
@@ -98,6 +115,10 @@ def main(argv: list[str] | None = None) -> None:
     command.add_argument("file", type=Path)
     command = commands.add_parser("check", help="the database's integrity and schema version")
     command.add_argument("file", type=Path, nargs="?", help="default: the server's database")
+    commands.add_parser(
+        "doctor",
+        help="run a training script and name its silent bugs (loop-stepper doctor --help)",
+    )
     args = parser.parse_args(argv)
     if args.command:
         sys.exit(admin(settings, args.command, args.file))
@@ -141,6 +162,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def admin(settings: Settings, command: str, file: Path | None) -> int:
     """backup, restore or check; prints the report; 0 when all is well, else 1."""
+    from app.db import DatabaseUnavailable, backup
+
     if settings.database_url and (command != "check" or file is None):
         print(
             "loop-stepper: the database is PostgreSQL (LOOP_STEPPER_DATABASE_URL): back it up "

@@ -27,6 +27,7 @@ from app.settings import Settings
 from app.web import (
     api,
     compression,
+    diagnoses,
     docs,
     errors,
     lectures,
@@ -149,6 +150,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )  # second: a click skips the API's routing
     app.mount("/static", compression.CompressedStatic(directory=settings.static_dir), name="static")
     app.include_router(api.router)
+    app.include_router(diagnoses.router)
     app.include_router(predict.router)
     app.include_router(lectures.router)
     app.include_router(polls.router)

@@ -1,8 +1,14 @@
 """Loop Stepper in your own code: record a training loop statement by statement on your own
-model (``record``), step it in a notebook (``%load_ext loop_stepper``, ``%%step``, ``show``).
+model (``record``), step it in a notebook (``%load_ext loop_stepper``, ``%%step``, ``show``),
+and name its silent bugs (``watch``, ``Trace.diagnoses``, ``loop-stepper doctor train.py``).
 
     trace = loop_stepper.record(source, globals(), iterations=3)
     trace.moments[4]["params"][0]["grad"]      # .grad after the 5th statement (None is not 0)
+    trace.diagnoses                            # the doctor's findings, each at its moment
+
+    with loop_stepper.watch() as doctor:
+        train(model, loader)
+    doctor.diagnoses                           # [{"bug", "file", "line", "iteration", ...}]
 
 The server (``loop-stepper``) is the package ``app``; this one is what a notebook imports.
 """
@@ -11,16 +17,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.recorder import MAX_MOMENTS, Moment, StatementError, Trace, record
+from app.doctor import BUGS, Doctor, watch
+from app.doctor.trace import record
+from app.recorder import MAX_MOMENTS, Moment, StatementError, Trace
 
 __all__ = [
+    "BUGS",
     "MAX_MOMENTS",
+    "Doctor",
     "Moment",
     "StatementError",
     "Trace",
     "load_ipython_extension",
     "record",
     "show",
+    "watch",
 ]
 
 

@@ -1,5 +1,6 @@
 """What a training loop does to PyTorch, heard as it happens: every backward, optimizer step,
-zero_grad, clip, scheduler step, cross-entropy's input, optimizer made and state loaded.
+zero_grad, clip, scheduler step, cross-entropy's input, optimizer made, state saved and
+loaded, ``torch.load``, ``train()``/``eval()``, autocast entered, a GradScaler's scale and step.
 
 ``Probe`` is a context manager: inside it, this thread's ``Observer`` is told of each such call
 before (and for some, after) it runs, in the caller's own stack, so it may read the frames and
@@ -58,6 +59,18 @@ class Observer:
     def optimizer_made(self, optimizer: torch.optim.Optimizer) -> None: ...
 
     def state_loaded(self, owner: torch.optim.Optimizer | nn.Module) -> None: ...
+
+    def state_saved(self, optimizer: torch.optim.Optimizer) -> None: ...
+
+    def checkpoint_loaded(self, loaded: Any) -> None: ...
+
+    def mode_set(self, module: nn.Module, training: bool) -> None: ...
+
+    def autocast(self, dtype: torch.dtype, enabled: bool) -> None: ...
+
+    def scaled(self, scaled: Any) -> None: ...
+
+    def scaler_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None: ...
 
 
 _here = threading.local()  # this thread's observers, innermost last
@@ -199,6 +212,71 @@ def _install() -> None:
     _patch(lr_scheduler.ReduceLROnPlateau, "step", scheduler_step)
     _patch(F, "cross_entropy", loss("cross_entropy"))
     _patch(F, "nll_loss", loss("nll_loss"))
+
+    def saved(original: Any) -> Any:
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if observers():
+                _tell("state_saved", self)
+            return original(self, *args, **kwargs)
+
+        return wrapper
+
+    def load(original: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            result = original(*args, **kwargs)
+            if observers():
+                _tell("checkpoint_loaded", result)
+            return result
+
+        return wrapper
+
+    def train(original: Any) -> Any:
+        def wrapper(self: Any, mode: bool = True) -> Any:
+            result = original(self, mode)
+            if observers():
+                _tell("mode_set", self, bool(mode))
+            return result
+
+        return wrapper
+
+    def autocast(original: Any) -> Any:
+        def wrapper(self: Any) -> Any:
+            result = original(self)
+            if observers():
+                _tell("autocast", self.fast_dtype, bool(self._enabled))
+            return result
+
+        return wrapper
+
+    def scale(original: Any) -> Any:
+        def wrapper(self: Any, outputs: Any) -> Any:
+            result = original(self, outputs)
+            if observers():
+                _tell("scaled", result)
+            return result
+
+        return wrapper
+
+    def scaler_step(original: Any) -> Any:
+        def wrapper(self: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+            if not observers():
+                return original(self, optimizer, *args, **kwargs)
+            _tell("scaler_step", optimizer, True)
+            try:
+                return original(self, optimizer, *args, **kwargs)
+            finally:
+                _tell("scaler_step", optimizer, False)
+
+        return wrapper
+
+    _patch(torch.optim.Optimizer, "state_dict", saved)
+    _patch(torch, "load", load)
+    _patch(nn.Module, "train", train)
+    _patch(torch.amp.autocast_mode.autocast, "__enter__", autocast)
+    # torch.amp.GradScaler is torch 2.3's; before it, torch.cuda.amp's class holds the methods
+    for scaler in {getattr(torch.amp, "GradScaler", None), torch.cuda.amp.GradScaler} - {None}:
+        _patch(scaler, "scale", scale)
+        _patch(scaler, "step", scaler_step)
     _patch(torch.optim.Optimizer, "__init__", made)
     _patch(torch.optim.Optimizer, "load_state_dict", loaded)
     _patch(nn.Module, "load_state_dict", loaded)

@@ -48,11 +48,14 @@ def record(
     *,
     iterations: int | None = 3,
     filename: str | None = None,
+    watcher: Callable[[Trace, str], Observer] | None = None,
 ) -> Trace:
     """Run ``source`` in ``namespace`` (a fresh ``__main__`` dict when None) and record a
     moment after every statement; stop after ``iterations`` iterations (None: to the end, at
     most ``MAX_MOMENTS`` moments). A statement that raises ends the recording: its error is
-    ``Trace.error``, in its own words, and ``record`` does not raise it."""
+    ``Trace.error``, in its own words, and ``record`` does not raise it. ``watcher`` makes
+    another observer of the run (the doctor), given the trace being made and the file name the
+    source runs under; it is told everything the recorder is."""
     if iterations is not None and iterations < 1:
         raise ValueError("iterations must be at least 1 (or None: to the end)")
     space: dict[str, Any] = {"__name__": "__main__"} if namespace is None else namespace
@@ -65,7 +68,9 @@ def record(
     recorder.watched.find(space)
     recorder.trace.start = dict(stores.view(recorder.watched))
     recorder.before = recorder.watched.marks()
-    recorder.run(code, space)
+    also = None if watcher is None else watcher(recorder.trace, name)
+    with Probe(also) if also is not None else contextlib.nullcontext():
+        recorder.run(code, space)
     return recorder.trace
 
 

@@ -1,0 +1,223 @@
+"""``Chart``: what the doctor knows of the run, shared by its checks (``doctor.py`` puts them
+together). Told by the probe what the loop does (``app/recorder/probe.py``), it names each
+silent bug at the statement whose numbers show it (``bugs.py``), once per bug and line.
+
+It reads and never writes: marks and versions of tensors, a few of their numbers, walks of the
+graph. The checks are three, by what they read: the order of the calls on each ``.grad``
+(``order.py``), what a backward reaches (``reach.py``), the state around the loop
+(``state.py``). The cheap checks run at every call; the walks at the first ``FULL``
+iterations and then one in ``EVERY``. The doctor keeps what they share: where and when a call
+is, the optimizers and their steps, the ledger of ``.grad`` buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+
+from app.doctor import graphs, where
+from app.doctor.bugs import Diagnosis, message
+from app.doctor.ledger import Ledger
+from app.doctor.where import Place
+from app.recorder.probe import Observer
+
+FULL = 4  # iterations checked in full at the start
+EVERY = 32  # then one in this many
+Kept = Callable[[], Iterable[tuple[str, Any, Place | None]]]
+EVENTS = [n for n in vars(Observer) if not n.startswith("_")]
+
+
+class Stopped(BaseException):
+    """Raised out of ``optimizer.step()`` after the iterations asked for (a BaseException: the
+    loop's own ``except Exception`` does not swallow it)."""
+
+
+class Check(Protocol):
+    def close(self) -> None: ...
+
+
+@dataclass(eq=False)
+class Optim:
+    """An optimizer as the doctor knows it: where it was made, its steps, its parameters."""
+
+    optimizer: torch.optim.Optimizer
+    made_at: Place | None
+    steps: int = 0
+    backwards_since: int = 0  # backwards since its last step
+    stepped_first: bool = False  # step_first named: its clears are that bug, not another
+    without_gradient: int = 0  # steps after a backward that reached none of some parameters
+    fresh_after_resume: bool = False
+    params: set[int] = field(default_factory=set)
+
+    @property
+    def kind(self) -> str:
+        return type(self.optimizer).__name__
+
+
+class Chart(Observer):
+    def __init__(
+        self,
+        *,
+        iterations: int | None = None,
+        locate: Callable[[], Place] | None = None,
+        iteration: Callable[[], int] | None = None,
+        moment: Callable[[], int] | None = None,
+        frames: Callable[[], Iterable[Any]] | None = None,
+        kept: Kept | None = None,
+        named: Callable[[], dict[int, str]] | None = None,
+    ) -> None:
+        self.limit = iterations
+        self._locate = locate or (lambda: where.place(1))
+        self._iteration = iteration
+        self._moment = moment
+        self.frames = frames or (lambda: where.their_frames(1))
+        self.kept = kept
+        self._named_by = named
+        self.checks: list[Check] = []
+        self.forget()
+
+    def forget(self) -> None:
+        """Start afresh: no diagnoses, nothing known of the loop (a session's new program)."""
+        for check in self.checks:
+            check.close()
+        self.diagnoses: list[Diagnosis] = []
+        self._named: set[tuple[str, str | None, int | None]] = set()
+        self.ledger = Ledger()
+        self.optimizers: dict[int, Optim] = {}
+        self.primary: int | None = None
+        self.primary_steps = 0
+        self.backwards = 0
+        self.backward_at: Place = (None, None)
+        self.backward_iteration = 1
+        self.finite = True  # nonfinite is named once, at the first
+        self.scaler_stepping: torch.optim.Optimizer | None = None
+        self.scaler_used = False
+        self.checks = self.examine()
+        self._by_event = {e: [getattr(c, e) for c in self.checks if hasattr(c, e)] for e in EVENTS}
+
+    def examine(self) -> list[Check]:
+        """The checks, made afresh for this chart."""
+        return []
+
+    # -- where and when ------------------------------------------------------------------
+
+    def place(self) -> Place:
+        return self._locate()
+
+    @property
+    def iteration(self) -> int:
+        return self._iteration() if self._iteration else self.primary_steps + 1
+
+    def sampled(self) -> bool:
+        it = self.iteration
+        return it <= FULL or it % EVERY == 0
+
+    def name(
+        self, bug: str, at: Place, evidence: dict[str, Any], iteration: int | None = None
+    ) -> None:
+        key = (bug, *at)
+        if key in self._named:
+            return
+        self._named.add(key)
+        found: Diagnosis = {
+            "bug": bug,
+            "file": at[0],
+            "line": at[1],
+            "iteration": self.iteration if iteration is None else iteration,
+            "message": message(bug, evidence),
+            "evidence": evidence,
+        }
+        if self._moment is not None:
+            found["moment"] = self._moment()  # type: ignore[typeddict-unknown-key]
+        self.diagnoses.append(found)
+
+    def names(self, tensors: Iterable[torch.Tensor]) -> list[str]:
+        """What the user calls each tensor (``model.0.weight``), else where an optimizer
+        holds it, else its shape."""
+        known = self._named_by() if self._named_by else graphs.names(self.frames())
+        held = {
+            id(p): f"{o.kind}.param_groups[{g}][{i}]"
+            for o in self.optimizers.values()
+            for g, group in enumerate(o.optimizer.param_groups)
+            for i, p in enumerate(group["params"])
+        }
+        return [
+            known.get(id(t)) or held.get(id(t)) or f"a tensor of shape {list(t.shape)}"
+            for t in tensors
+        ]
+
+    def optimizer(self, optimizer: torch.optim.Optimizer, made_at: Place | None = None) -> Optim:
+        o = self.optimizers.get(id(optimizer))
+        if o is None:
+            o = self.optimizers[id(optimizer)] = Optim(optimizer, made_at)
+            while len(self.optimizers) > 16:
+                self.optimizers.pop(next(iter(self.optimizers)))
+        o.params = {id(p) for group in optimizer.param_groups for p in group["params"]}
+        return o
+
+    def close(self) -> None:
+        """The run ended (the block, the script, the replay)."""
+        for check in self.checks:
+            check.close()
+
+    def _tell(self, event: str, *args: Any) -> None:
+        for method in self._by_event[event]:
+            method(*args)
+
+    # -- what the doctor itself counts, around the checks ----------------------------------
+
+    def before_backward(self, roots: Any, retain_graph: bool) -> None:
+        self.backward_at, self.backward_iteration = self.place(), self.iteration
+        self.backwards += 1
+        for o in self.optimizers.values():
+            o.backwards_since += 1
+        self._tell("before_backward", roots, retain_graph)
+
+    def before_step(self, optimizer: torch.optim.Optimizer) -> None:
+        if self.scaler_stepping is not optimizer:  # else told when the scaler's step began
+            self._tell("before_step", optimizer)
+
+    def after_step(self, optimizer: torch.optim.Optimizer) -> None:
+        if self.scaler_stepping is not optimizer:
+            self._tell("after_step", optimizer)
+            self.stepped(self.optimizer(optimizer))
+
+    def scaler_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None:
+        """``scaler.step(optimizer)`` is the loop's step, also when it skips the optimizer's."""
+        self.scaler_used = True
+        if before:
+            self._tell("before_step", optimizer)
+            self.scaler_stepping = optimizer
+        else:
+            self.scaler_stepping = None
+            self._tell("after_step", optimizer)
+            self.stepped(self.optimizer(optimizer))
+
+    def stepped(self, o: Optim) -> None:
+        """A step of ``o`` ended (a GradScaler's skipped step too): count it; after the
+        iterations asked for, stop the loop."""
+        o.steps += 1
+        o.backwards_since = 0
+        self.ledger.steps += 1
+        if self.primary is None:
+            self.primary = id(o.optimizer)
+        if id(o.optimizer) == self.primary:
+            self.primary_steps += 1
+            if self.limit is not None and self.primary_steps >= self.limit:
+                raise Stopped(f"stopped after {self.limit} optimizer steps")
+
+
+def _relay(event: str) -> Callable[..., None]:
+    def relay(self: Chart, *args: Any) -> None:
+        self._tell(event, *args)
+
+    relay.__name__ = event
+    return relay
+
+
+for _event in EVENTS:
+    if _event not in vars(Chart):
+        setattr(Chart, _event, _relay(_event))

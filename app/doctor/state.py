@@ -1,0 +1,155 @@
+"""The state around the loop: an optimizer's state lost (a resume without it, a new optimizer
+every epoch), the loss fed probabilities, the first number that stopped being finite."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from app.doctor import graphs
+from app.doctor.chart import Chart, Optim
+from app.doctor.where import Place
+
+
+class State:
+    def __init__(self, doctor: Chart) -> None:
+        self.doctor = doctor
+        self.resume: Place | None = None  # a model's weights restored here, its optimizer not
+        self.had_state = False  # some optimizer's step left state (momentum, Adam)
+        self.checkpoint_state = False  # a torch.load gave an optimizer's state
+
+    def close(self) -> None: ...
+
+    # -- the optimizer's state -------------------------------------------------------------
+
+    def optimizer_made(self, optimizer: torch.optim.Optimizer) -> None:
+        doctor = self.doctor
+        at = doctor.place()
+        new = doctor.optimizer(optimizer, at)
+        for old in list(doctor.optimizers.values()):
+            if old is new or not (old.params & new.params) or not old.optimizer.state:
+                continue
+            if old.made_at == at:  # the same line again, over the same parameters
+                evidence = {"optimizer": new.kind, "lost": _state_steps(old.optimizer)}
+                doctor.name("optimizer_recreated", at, evidence)
+            break
+
+    def state_loaded(self, owner: torch.optim.Optimizer | nn.Module) -> None:
+        if isinstance(owner, nn.Module):
+            if self.had_state or self.checkpoint_state:
+                self.resume = self.doctor.place()
+        elif owner.state:
+            self.resume = None  # the optimizer's state came back
+
+    def checkpoint_loaded(self, loaded: Any) -> None:
+        values = list(loaded.values()) if isinstance(loaded, dict) else []
+        for value in [loaded, *values]:
+            if isinstance(value, dict) and {"state", "param_groups"} <= set(value):
+                self.checkpoint_state = self.checkpoint_state or bool(value["state"])
+
+    def before_step(self, optimizer: torch.optim.Optimizer) -> None:
+        o = self.doctor.optimizer(optimizer)
+        if self.resume is not None:
+            if optimizer.state:
+                self.resume = None
+            else:
+                o.fresh_after_resume = True
+        if self.doctor.finite and not self.doctor.scaler_used:  # a scaler's inf is by design
+            self._finite_grads(o)
+
+    def after_step(self, optimizer: torch.optim.Optimizer) -> None:
+        doctor = self.doctor
+        o = doctor.optimizer(optimizer)
+        if optimizer.state:
+            self.had_state = True
+            if o.fresh_after_resume and self.resume is not None:
+                doctor.name("resume_without_optimizer", self.resume, {"optimizer": o.kind})
+                self.resume = None
+        o.fresh_after_resume = False
+        if doctor.finite and doctor.sampled() and doctor.primary in (None, id(optimizer)):
+            self._finite_params(optimizer)
+
+    # -- the loss's input ------------------------------------------------------------------
+
+    def loss_input(self, how: str, logits: torch.Tensor) -> None:
+        doctor = self.doctor
+        fn = graphs.grad_fn_name(logits) or ""
+        softmaxed = fn.startswith("Softmax")
+        if not softmaxed and not (doctor.sampled() and logits.dim() >= 2 and logits.numel()):
+            return
+        if not logits.is_floating_point():
+            return
+        with torch.no_grad():
+            x = logits.detach().float()
+            low, high = float(x.min()), float(x.max())
+            rows = x.sum(dim=1)
+            summed = bool(torch.allclose(rows, torch.ones_like(rows), atol=1e-3))
+        if softmaxed or (low >= 0 and high <= 1 and summed):
+            loss = "cross_entropy (nn.CrossEntropyLoss)" if how == "cross_entropy" else how
+            evidence = {"loss": loss, "min": low, "max": high, "row_sum": float(rows.flatten()[0])}
+            doctor.name("softmax_before_loss", doctor.place(), evidence)
+
+    # -- finiteness ------------------------------------------------------------------------
+
+    def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
+        doctor = self.doctor
+        for r in roots:
+            if doctor.finite and r.grad_fn is not None and r.numel() == 1:
+                v = _value(r)
+                if not math.isfinite(v):
+                    doctor.finite = False
+                    doctor.name("nonfinite", doctor.backward_at, {"store": "loss", "value": v})
+
+    def _finite_grads(self, o: Optim) -> None:
+        grads = [p for g in o.optimizer.param_groups for p in g["params"] if p.grad is not None]
+        bad = _first_nonfinite([(p, p.grad) for p in grads if p.grad is not None])
+        if bad is not None:
+            p, v = bad
+            name = self.doctor.names([p])[0]
+            self.doctor.finite = False
+            evidence = {"store": ".grad", "value": v, "where": f" in {name}.grad"}
+            self.doctor.name("nonfinite", self.doctor.backward_at, evidence)
+
+    def _finite_params(self, optimizer: torch.optim.Optimizer) -> None:
+        params = [p for g in optimizer.param_groups for p in g["params"]]
+        bad = _first_nonfinite([(p, p) for p in params])
+        if bad is not None:
+            p, v = bad
+            name = self.doctor.names([p])[0]
+            self.doctor.finite = False
+            evidence = {"store": "parameter", "value": v, "where": f" in {name}"}
+            self.doctor.name("nonfinite", self.doctor.place(), evidence)
+
+
+def _first_nonfinite(
+    pairs: list[tuple[torch.Tensor, torch.Tensor]],
+) -> tuple[torch.Tensor, float] | None:
+    """The first tensor holding a NaN or an infinity, and that number. One sum of each tends
+    to it (a NaN or an infinity stays in a sum); only a sum that is not finite is checked
+    element by element (a sum of large finite numbers may overflow)."""
+    with torch.no_grad():
+        if not pairs or math.isfinite(sum(float(t.sum()) for _, t in pairs)):
+            return None
+        for owner, t in pairs:
+            finite = torch.isfinite(t)
+            if not bool(finite.all()):
+                return owner, float(t[~finite].reshape(-1)[0])
+    return None
+
+
+def _value(t: torch.Tensor) -> float:
+    with torch.no_grad():
+        return float(t.detach().reshape(-1)[0])
+
+
+def _state_steps(optimizer: torch.optim.Optimizer) -> str:
+    for state in optimizer.state.values():
+        step = state.get("step")
+        if step is not None:
+            return f"{int(step)} steps of state"
+        return ", ".join(sorted(state))
+    return "its state"

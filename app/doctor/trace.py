@@ -1,0 +1,56 @@
+"""``record`` with the doctor: a recorded trace's ``diagnoses``, each at its ``moment`` (the
+index of the moment after the statement it names, the last one of that line before the numbers
+showed the bug; for a statement that raised, the last moment before it) and at the iteration
+of the recorder's loop."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from app.doctor.doctor import Doctor
+from app.doctor.where import Place
+from app.recorder import Trace
+from app.recorder import record as recorded
+from app.recorder.probe import Observer
+from app.recorder.source import Source
+
+
+def record(
+    source: str,
+    namespace: dict[str, Any] | None = None,
+    *,
+    iterations: int | None = 3,
+    filename: str | None = None,
+) -> Trace:
+    """``app.recorder.record``, and the doctor's findings in ``Trace.diagnoses``."""
+    doctors: list[Doctor] = []
+    statements = Source.parse(source).at_line
+
+    def watcher(trace: Trace, name: str) -> Observer:
+        def locate() -> Place:
+            frame = sys._getframe(1)
+            while frame is not None:
+                if frame.f_code.co_filename == name:
+                    statement = statements.get(frame.f_lineno)
+                    return name, frame.f_lineno if statement is None else statement.first
+                frame = frame.f_back  # type: ignore[assignment]
+            return None, None
+
+        doctor = Doctor(locate=locate, moment=lambda: len(trace.moments), iteration=lambda: 0)
+        doctors.append(doctor)
+        return doctor
+
+    trace = recorded(source, namespace, iterations=iterations, filename=filename, watcher=watcher)
+    doctor = doctors[0]
+    doctor.close()
+    moments = trace.moments
+    for d in doctor.diagnoses:
+        # named when the numbers showed it (a step reading a stale .grad): the moment is the
+        # latest one before then of the line it names (the backward that made it stale)
+        at: int = min(d.get("moment", 0), len(moments) - 1)  # type: ignore[call-overload]
+        at = next((i for i in range(at, -1, -1) if moments[i]["line"] == d["line"]), at)
+        d["moment"] = at if moments else None  # type: ignore[typeddict-unknown-key]
+        d["iteration"] = moments[at]["iteration"] if moments else 0
+    trace.diagnoses = [dict(d) for d in doctor.diagnoses]
+    return trace
