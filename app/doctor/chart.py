@@ -95,6 +95,7 @@ class Chart(Observer):
         self.finite = True  # nonfinite is named once, at the first
         self.scaler_stepping: torch.optim.Optimizer | None = None
         self.scaler_used = False
+        self.closure_stepping: torch.optim.Optimizer | None = None  # step(closure) running
         self.checks = self.examine()
         self._by_event = {e: [getattr(c, e) for c in self.checks if hasattr(c, e)] for e in EVENTS}
 
@@ -195,6 +196,10 @@ class Chart(Observer):
             self.scaler_stepping = None
             self._tell("after_step", optimizer)
             self.stepped(self.optimizer(optimizer))
+
+    def closure_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None:
+        self.closure_stepping = optimizer if before else None
+        self._tell("closure_step", optimizer, before)
 
     def stepped(self, o: Optim) -> None:
         """A step of ``o`` ended (a GradScaler's skipped step too): count it; after the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import linecache
 import re
+import sys
 import types
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from app.doctor import where
 from app.doctor.where import Place
 
 MAX_NODES = 100_000  # a walk stops here: the check is then made on what it saw
@@ -71,6 +73,42 @@ def scopes(frames: Iterable[types.FrameType]) -> Iterator[tuple[types.FrameType,
     if last is not None and last.f_globals is not last.f_locals:
         for name, value in list(last.f_globals.items()):
             yield last, name, value
+
+
+def attributes(
+    frames: Iterable[types.FrameType],
+) -> Iterator[tuple[types.FrameType, str, str, Any, type]]:
+    """The attributes of the user's own objects the frames hold (``self.history``, an
+    ``AverageMeter``'s ``sum``): each with its frame, the holder's name, the attribute's name,
+    its value and the holder's class."""
+    seen: set[int] = set()
+    for frame, name, value in scopes(frames):
+        kind = type(value)
+        if id(value) in seen or not _theirs(kind) or isinstance(value, nn.Module | type):
+            continue
+        seen.add(id(value))
+        for attribute, held in list(getattr(value, "__dict__", {}).items()):
+            yield frame, name, attribute, held, kind
+
+
+def _theirs(kind: type) -> bool:
+    module = sys.modules.get(kind.__module__)
+    filename = getattr(module, "__file__", None) or ""
+    return kind.__module__ == "__main__" or (bool(filename) and where.is_theirs(filename))
+
+
+def attribute_assignment(kind: type, frame: types.FrameType, attribute: str) -> Place:
+    """The line of the class's file that adds into or appends to ``self.<attribute>``."""
+    module = sys.modules.get(kind.__module__)
+    filename = getattr(module, "__file__", None) or frame.f_code.co_filename
+    pattern = re.compile(
+        rf"\.{re.escape(attribute)}\s*(\+=|=\s*[\w.]+\.{re.escape(attribute)}\s*\+|\.append\(|\.extend\()"
+    )
+    lines = linecache.getlines(filename, getattr(module, "__dict__", None))
+    for number, line in enumerate(lines, start=1):
+        if pattern.search(line.split("#")[0]):
+            return filename, number
+    return frame.f_code.co_filename, frame.f_lineno
 
 
 def assignment(frame: types.FrameType, name: str) -> Place:

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from app.doctor.chart import Chart, Optim
-from app.doctor.ledger import GradBuffer
+from app.doctor.ledger import GradBuffer, mark
 from app.doctor.where import Place
 
 
@@ -24,12 +24,28 @@ class Order:
 
     def close(self) -> None: ...
 
+    def closure_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None:
+        """``step(closure)`` clears and backpropagates inside the step, and reads what its own
+        closure wrote: no order to check; after it, its gradients are used."""
+        if not before:
+            for b in self.ledger.track(p for g in optimizer.param_groups for p in g["params"]):
+                b.mark, b.cleared = mark(b.param), None
+                b.state = "empty" if b.mark is None else "used"
+
+    @property
+    def inside_closure(self) -> bool:
+        return self.doctor.closure_stepping is not None
+
     # -- backward ----------------------------------------------------------------------
 
     def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
+        if self.inside_closure:
+            return
         self.ledger.before_backward(self.doctor.backward_at)
 
     def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
+        if self.inside_closure:
+            return
         doctor = self.doctor
         reset = self.ledger.after_backward(doctor.backward_at, doctor.backward_iteration)
         if reset:
@@ -52,6 +68,8 @@ class Order:
 
     def before_step(self, optimizer: torch.optim.Optimizer) -> None:
         """What the step about to run reads from each .grad."""
+        if self.inside_closure:
+            return
         doctor = self.doctor
         o, at = doctor.optimizer(optimizer), doctor.place()
         buffers = self.ledger.track(p for g in optimizer.param_groups for p in g["params"])
@@ -112,6 +130,8 @@ class Order:
     # -- the other calls -------------------------------------------------------------------
 
     def zero_grad(self, owner: torch.optim.Optimizer | nn.Module, set_to_none: bool) -> None:
+        if self.inside_closure:
+            return
         at = self.doctor.place()
         if isinstance(owner, torch.optim.Optimizer):
             self.doctor.optimizer(owner)
@@ -122,6 +142,8 @@ class Order:
             self.ledger.sync(b, at, zeroed=True)
 
     def clip(self, parameters: list[torch.Tensor], how: str) -> None:
+        if self.inside_closure:
+            return
         doctor = self.doctor
         at = doctor.place()
         buffers = self.ledger.track(p for p in parameters if p.requires_grad)

@@ -131,9 +131,14 @@ class Reach:
             for name, value, at in self.doctor.kept():
                 yield name, value, lambda at=at: at  # type: ignore[misc]
             return
-        for frame, name, value in graphs.scopes(self.doctor.frames()):
+        frames = list(self.doctor.frames())
+        for frame, name, value in graphs.scopes(frames):
             if isinstance(value, torch.Tensor | list):
                 yield name, value, functools.partial(graphs.assignment, frame, name)
+        for frame, holder, attribute, value, kind in graphs.attributes(frames):
+            if isinstance(value, torch.Tensor | list):
+                line = functools.partial(graphs.attribute_assignment, kind, frame, attribute)
+                yield f"{holder}.{attribute}", value, line
 
 
 def _value(t: torch.Tensor) -> float:

@@ -72,6 +72,10 @@ class Observer:
 
     def scaler_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None: ...
 
+    def closure_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None:
+        """``optimizer.step(closure)`` begins or ends: the closure's own clears and backwards
+        run inside it (LBFGS)."""
+
 
 _here = threading.local()  # this thread's observers, innermost last
 _lock = threading.Lock()
@@ -281,11 +285,18 @@ def _install() -> None:
     _patch(torch.optim.Optimizer, "load_state_dict", loaded)
     _patch(nn.Module, "load_state_dict", loaded)
 
+    def closure(args: Any, kwargs: Any) -> bool:  # args: (optimizer, closure?)
+        return (args[1] if len(args) > 1 else kwargs.get("closure")) is not None
+
     def before(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        if closure(args, kwargs):
+            _tell("closure_step", optimizer, True)
         _tell("before_step", optimizer)
 
     def after(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         _tell("after_step", optimizer)
+        if closure(args, kwargs):
+            _tell("closure_step", optimizer, False)
 
     hooks = [
         register_optimizer_step_pre_hook(before),
