@@ -92,10 +92,13 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--json", metavar="PATH", help="write the report as JSON (- for stdout)")
     parser.add_argument("args", nargs="*", help="the script's own arguments, after --")
+    # everything after the first "--" is the script's, wherever the options are
+    cut = argv.index("--") if "--" in argv else len(argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(argv[:cut])
     except SystemExit as done:
         return 2 if done.code else 0
+    args.args += argv[cut + 1 :]
     if args.iterations < 1:
         print("loop-stepper doctor: --iterations must be at least 1", file=sys.stderr)
         return 2
