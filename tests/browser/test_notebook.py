@@ -115,16 +115,14 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture()
-def stepped(browser: Browser, lab: str, request: pytest.FixtureRequest) -> Iterator[Page]:
-    """A new notebook of the cells opened, Run All Cells, the widget drawn."""
-    name = f"{request.node.name.split('[')[0]}.ipynb"
-    (NOTEBOOKS[lab] / name).write_text(json.dumps(notebook(CELLS)))
+def run_all(browser: Browser, lab: str, name: str, cells: list[str]) -> Iterator[Page]:
+    """A new notebook of ``cells`` opened, Run All Cells, the widget drawn."""
+    (NOTEBOOKS[lab] / name).write_text(json.dumps(notebook(cells)))
     context = browser.new_context(bypass_csp=True, viewport={"width": 1440, "height": 1000})
     page = context.new_page()
     seen = attach(page)
     page.goto(f"{lab}/lab/tree/{name}?reset")  # a workspace of its own: no earlier tab
-    expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(2, timeout=60_000)
+    expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(len(cells), timeout=60_000)
     # "Run All" in JupyterLab 4.6, "Run All Cells" before it; enabled once the kernel is up
     run_all = page.get_by_role("menuitem", name=re.compile(r"^Run All( Cells)?\s*$"))
     deadline = time.monotonic() + 60
@@ -141,6 +139,12 @@ def stepped(browser: Browser, lab: str, request: pytest.FixtureRequest) -> Itera
     outside = [u for u in seen.urls if not u.startswith((lab, "blob:", "data:"))]
     assert outside == []
     context.close()
+
+
+@pytest.fixture()
+def stepped(browser: Browser, lab: str, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """The worked example's notebook, run."""
+    yield from run_all(browser, lab, f"{request.node.name.split('[')[0]}.ipynb", CELLS)
 
 
 def widget(page: Page) -> Any:
@@ -193,3 +197,28 @@ def test_the_widget_is_axe_clean(stepped: Page) -> None:
         for v in result["violations"]
     ]
     assert found == []
+
+
+def test_the_doctors_diagnosis_shows_at_its_moment(browser: Browser, lab: str) -> None:
+    """Without zero_grad, the second backward adds onto the used .grad: the widget names
+    skip_zero_grad under that moment (line 15, the backward once zero_grad's line is gone),
+    and only there."""
+    cells = [CELLS[0], CELLS[1].replace("    optimizer.zero_grad()\n", "")]
+    for page in run_all(browser, lab, "doctor.ipynb", cells):
+        box = widget(page)
+        nxt = box.get_by_role("button", name="Next line")
+        diagnosis = box.locator(".ls-diagnoses .diagnosis")
+        where = box.locator(".ls-where")
+        backwards = 0
+        for _ in range(40):
+            nxt.click()
+            if "loss.backward()" in (where.text_content() or ""):
+                backwards += 1
+                if backwards == 2:
+                    break
+            expect(diagnosis).to_have_count(0)  # every moment before it: nothing named
+        expect(box.locator(".ls-iteration")).to_have_text("iteration 2")
+        expect(diagnosis).to_have_count(1)
+        expect(diagnosis).to_contain_text("line 15: skip_zero_grad — this backward() added")
+        nxt.click()
+        expect(diagnosis).to_have_count(0)
