@@ -1,4 +1,4 @@
-/* loop-stepper bundle: sha256 52d14940751d38fe3bbe79a32110d595842a8a0c46a80f0d622345d1e9655aae of static/js/api.js static/js/catalogue.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
+/* loop-stepper bundle: sha256 ac61f47624b55db7142415dcfd9bcd20b44e155a3884401b65d72ae3a96da9a1 of static/js/api.js static/js/catalogue.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
 // static/js/views/source.js
 function createSource(root, source) {
   let list = document.createElement("ol");
@@ -358,6 +358,8 @@ var api = {
     { authorization: `Bearer ${saved.token}` }
   ) : call("POST", "api/lessons", doc, !0),
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
+  // the doctor (issue 37): the silent bugs of the session's loop so far -> {diagnoses: [...]}
+  diagnoses: (id) => call("GET", `${session(id)}/diagnoses`),
   // lectures (issue 11): the session id drives, the join code only watches and answers
   startLecture: (id) => call("POST", `${session(id)}/lecture`),
   endLecture: (id) => call("DELETE", `${session(id)}/lecture`),

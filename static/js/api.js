@@ -221,6 +221,8 @@ export const api = {
       { authorization: `Bearer ${saved.token}` })
     : call("POST", "api/lessons", doc, true),
   output: (id, size = 30) => call("GET", `${session(id)}/output?size=${size}`),
+  // the doctor (issue 37): the silent bugs of the session's loop so far -> {diagnoses: [...]}
+  diagnoses: (id) => call("GET", `${session(id)}/diagnoses`),
   // lectures (issue 11): the session id drives, the join code only watches and answers
   startLecture: (id) => call("POST", `${session(id)}/lecture`),
   endLecture: (id) => call("DELETE", `${session(id)}/lecture`),

@@ -79,6 +79,7 @@ export function createPainter(ui) {
     ui.share.render(session);
     ui.lesson?.(session);
     ui.author?.render(session);
+    ui.doctor?.(session);
     $("iteration").textContent = `iteration ${session.iteration}, next: ${session.next_line}`;
     writeUrl(session, current.present);
     const bug = session.preset && session.preset !== "correct" ? session.preset : "skip_zero_grad";

@@ -163,6 +163,9 @@ createGallery({ api, root: $("gallery-panel"), list: $("gallery") });
 const render = createPainter({
   views, editor, setup, controls, timeline, share, lesson, author,
   output: createOutput($("output")),
+  // your own loop's diagnoses (issue 37): loaded the first time a loop is no preset's
+  doctor: document.body.classList.contains("embed") ? null : lazyView((s) => s.preset === null,
+    () => import("./views/doctor.js").then((m) => m.createDoctor($("doctor"), api))),
   parabola: lazyView(() => true,
     () => import("./views/parabola.js").then((m) => m.createParabola($("theta")))),
 });
