@@ -58,7 +58,10 @@ class State:
                 self.resume = None
             else:
                 o.fresh_after_resume = True
-        if self.doctor.finite and not self.doctor.scaler_used:  # a scaler's inf is by design
+        # a scaler's inf is by design; the loss is read at every backward, the gradients (a sum
+        # of every .grad: most of the doctor's cost on a big model) at the sampled steps
+        doctor = self.doctor
+        if doctor.finite and not doctor.scaler_used and doctor.sampled():
             self._finite_grads(o)
 
     def after_step(self, optimizer: torch.optim.Optimizer) -> None:
@@ -142,8 +145,7 @@ def _first_nonfinite(
 
 
 def _value(t: torch.Tensor) -> float:
-    with torch.no_grad():
-        return float(t.detach().reshape(-1)[0])
+    return t.item() if t.numel() == 1 else float(t.detach().reshape(-1)[0])
 
 
 def _state_steps(optimizer: torch.optim.Optimizer) -> str:
