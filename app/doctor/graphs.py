@@ -101,29 +101,30 @@ def attribute_assignment(kind: type, frame: types.FrameType, attribute: str) -> 
     """The line of the class's file that adds into or appends to ``self.<attribute>``."""
     module = sys.modules.get(kind.__module__)
     filename = getattr(module, "__file__", None) or frame.f_code.co_filename
-    pattern = re.compile(
-        rf"\.{re.escape(attribute)}\s*(\+=|=\s*[\w.]+\.{re.escape(attribute)}\s*\+|\.append\(|\.extend\()"
-    )
     lines = linecache.getlines(filename, getattr(module, "__dict__", None))
-    for number, line in enumerate(lines, start=1):
-        if pattern.search(line.split("#")[0]):
-            return filename, number
-    return frame.f_code.co_filename, frame.f_lineno
+    number = _adds_into(lines, rf"\.{re.escape(attribute)}", rf"[\w.]+\.{re.escape(attribute)}", 1)
+    return (filename, number) if number else (frame.f_code.co_filename, frame.f_lineno)
 
 
 def assignment(frame: types.FrameType, name: str) -> Place:
     """The line of ``frame``'s file that adds into or appends to ``name`` (``running_loss +=
     loss``, ``losses.append(loss)``), else the frame's current line."""
     filename = frame.f_code.co_filename
-    pattern = re.compile(
-        rf"(?<![\w.]){re.escape(name)}\s*(\+=|=\s*{re.escape(name)}\s*\+|\.append\(|\.extend\()"
-    )
     lines = linecache.getlines(filename, frame.f_globals)
     start = frame.f_code.co_firstlineno if frame.f_code.co_name != "<module>" else 1
+    held = re.escape(name)
+    number = _adds_into(lines, rf"(?<![\w.]){held}", held, start)
+    return filename, number or frame.f_lineno
+
+
+def _adds_into(lines: list[str], target: str, again: str, start: int) -> int | None:
+    """The first line from ``start`` on (1-based, comments left out) that adds into or appends
+    to ``target``: ``target +=``, ``target = again +``, ``target.append(``, ``.extend(``."""
+    pattern = re.compile(rf"{target}\s*(\+=|=\s*{again}\s*\+|\.append\(|\.extend\()")
     for number in range(start, len(lines) + 1):
         if pattern.search(lines[number - 1].split("#")[0]):
-            return filename, number
-    return filename, frame.f_lineno
+            return number
+    return None
 
 
 def names(frames: Iterable[types.FrameType]) -> dict[int, str]:
