@@ -123,16 +123,23 @@ def run_all(browser: Browser, lab: str, name: str, cells: list[str]) -> Iterator
     seen = attach(page)
     page.goto(f"{lab}/lab/tree/{name}?reset")  # a workspace of its own: no earlier tab
     expect(page.locator(".jp-Notebook .jp-Cell")).to_have_count(len(cells), timeout=60_000)
-    # "Run All" in JupyterLab 4.6, "Run All Cells" before it; enabled once the kernel is up
+    # The kernel must be up first: JupyterLab 4.6 enables Run All before it is, and a cell run
+    # with no kernel yet is silently left unrun (its prompt stays "[ ]:"; a CI run failed so)
+    idle = page.get_by_role("button", name=re.compile(r"\| Idle$"))
+    expect(idle).to_be_visible(timeout=90_000)
+    # "Run All" in JupyterLab 4.6, "Run All Cells" before it
     run_all = page.get_by_role("menuitem", name=re.compile(r"^Run All( Cells)?\s*$"))
-    deadline = time.monotonic() + 60
-    while True:
+    prompts = page.locator(".jp-Notebook .jp-InputPrompt")
+    for attempt in range(3):
         page.get_by_role("menuitem", name="Run", exact=True).click()
-        if run_all.get_attribute("aria-disabled") != "true" or time.monotonic() > deadline:
+        expect(run_all).not_to_have_attribute("aria-disabled", "true", timeout=30_000)
+        run_all.click()
+        try:  # the first cell queued or run: "[*]:" or "[1]:"
+            expect(prompts.first).not_to_have_text(re.compile(r"^\[ \]:$"), timeout=20_000)
             break
-        page.keyboard.press("Escape")
-        time.sleep(0.5)
-    run_all.click()
+        except AssertionError:
+            if attempt == 2:
+                raise
     expect(page.get_by_role("button", name="Next line")).to_be_visible(timeout=90_000)
     yield page
     # nothing from outside: JupyterLab, its extensions and the widget all come from the server
