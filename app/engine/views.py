@@ -223,6 +223,10 @@ class QuizView(QuizRecord):
     explanation: str | None
 
 
+# a store an answer may leave out when the client holds it unchanged (``changes.py``)
+HeldStore = Literal["params", "grad", "optimizer_state", "buffers", "graph", "spec", "lesson"]
+
+
 class SessionView(TypedDict):
     """The Session every line answers. The engine builds all of it but the keys the layers
     above add (``moment``/``moments`` the timeline, ``id`` and ``quiz`` the web layer and the
@@ -268,6 +272,8 @@ class SessionView(TypedDict):
     prediction: NotRequired[dict[str, Any] | None]  # a lecture's poll, as followers see it
     spec: NotRequired[dict[str, Any]]  # scenario "custom": the model, data and loss
     lesson: NotRequired[dict[str, Any]]  # a session on a lesson: its stops, the stop here
+    version: NotRequired[str]  # the answer's name, for the next request's ?held= (changes.py)
+    unchanged: NotRequired[list[HeldStore]]  # the stores left out: as in the answer held
 
 
 class LineView(TypedDict):

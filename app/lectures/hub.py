@@ -258,14 +258,17 @@ class LectureHub:
         lecture: Lecture,
         last: int | None,
         full: Callable[[], Awaitable[tuple[int, bytes]]],
+        changes: bool = False,
     ) -> AsyncIterator[bytes]:
         """A follower's stream: what it missed since ``last`` (or the whole Session), then
-        every event as it comes, keep-alive comments between; ends with the lecture."""
+        every event as it comes, keep-alive comments between; ends with the lecture. With
+        ``changes``, each event after the first leaves out what the one before had
+        (``changed.py``)."""
         lecture.followers += 1
         self._arm(lecture)
         self.broadcast.counted(lecture)
         try:
-            async for chunk in self._follow(lecture, last, full):
+            async for chunk in self._follow(lecture, last, full, changes):
                 yield chunk
         except KeyError:  # the session itself was deleted: so is its lecture
             self._end(lecture)
@@ -279,20 +282,27 @@ class LectureHub:
         lecture: Lecture,
         last: int | None,
         full: Callable[[], Awaitable[tuple[int, bytes]]],
+        changes: bool,
     ) -> AsyncIterator[bytes]:
         oldest = lecture.recent[0][0] if lecture.recent else lecture.delivered + 1
         if last is None or not (oldest - 1 <= last <= lecture.delivered):
             last, body = await full()
+            if changes:
+                lecture.changes.saw(last, body)
             yield body
         loop = asyncio.get_running_loop()
         while not lecture.ended:
             fresh = newer(lecture.recent, last)
             if fresh and fresh[0][0] != last + 1:  # fell behind the kept events
                 last, body = await full()
+                if changes:
+                    lecture.changes.saw(last, body)
                 yield body
                 continue
             if fresh:  # one write, however many events it was behind
                 last = fresh[-1][0]
+                if changes:
+                    fresh = [(n, lecture.changes.of(lecture.recent, n, b)) for n, b in fresh]
                 yield fresh[0][1] if len(fresh) == 1 else b"".join(b for _, b in fresh)
                 continue
             beats = lecture.beats

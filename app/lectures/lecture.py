@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.lectures.changed import Changes
 from app.lectures.poll import Poll
 from app.lectures.quizzes import Ballot, Quiz
 
@@ -47,6 +48,7 @@ class Lecture:
     beats: int = 0
     ended: bool = False
     full: tuple[int, bytes] | None = None  # several processes: the newest whole view, as sent
+    changes: Changes = field(default_factory=Changes)  # the events as changes (``?changes=1``)
 
     @property
     def hidden(self) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.engine import Lab, LabState, LineError
+from app.engine.changes import Answers
 from app.engine.entries import ENTRIES
 from app.engine.lessons import walk_view
 from app.engine.views import SessionView
@@ -56,6 +57,7 @@ class Timeline:
         self._spare: Lab | None = None  # the scratch copy's Lab, built once (see scratch)
         self._start(self.lab.initial)  # the same moment (never changed, so shared)
         self.change = Change()
+        self.answers = Answers()  # what its clients may hold (changes.py)
 
     @classmethod
     def restored(cls, saved: Saved, journal: KeyframeSource) -> Timeline:
@@ -203,15 +205,8 @@ class Timeline:
             # a prediction is kept right before the line it is about: right or wrong, or none
             said = before.prediction if before is not None and before.op == "predict" else None
             predicted = None if said is None else bool(said["correct"])
-            rows.append(
-                {
-                    "n": i,
-                    "line": e.entry,
-                    "iteration": e.iteration,
-                    "loss": e.loss,
-                    "predicted": predicted,
-                }
-            )
+            row = {"n": i, "line": e.entry, "iteration": e.iteration, "loss": e.loss}
+            rows.append({**row, "predicted": predicted})
         return rows
 
     def log(self) -> tuple[Setup, list[Event]]:

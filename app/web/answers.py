@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from app.engine.views import HeldStore
 from app.web.schemas import Entry, Number, Scenario, Store
 
 
@@ -66,9 +67,15 @@ class Param(BaseModel):
     shape: list[int]
     dtype: str
     value: Any | TensorSummary = Field(
-        description="nested lists in the tensor's shape, or its summary past 256 elements"
+        None,
+        description="nested lists in the tensor's shape, or its summary past 256 elements; "
+        'absent when "params" is in the answer\'s unchanged',
     )
-    grad: Any | TensorSummary | None = Field(description="like value, or null when .grad is None")
+    grad: Any | TensorSummary | None = Field(
+        None,
+        description='like value, or null when .grad is None; absent when "grad" is in the '
+        "answer's unchanged",
+    )
 
 
 class Node(BaseModel):
@@ -197,6 +204,9 @@ class QuizOut(BaseModel):
     explanation: str | None
 
 
+UNCHANGED = "absent when named in unchanged (as in the answer held)"
+
+
 class SessionOut(BaseModel):
     id: str
     scenario: Scenario | Literal["custom"]
@@ -213,20 +223,26 @@ class SessionOut(BaseModel):
     steps: int = Field(description="optimizer.step calls so far")
     accumulate: int
     optimizer: OptimizerOut
-    params: list[Param]
-    optimizer_state: list[ParamState]
+    params: list[Param] | None = Field(
+        None,
+        description='absent when both "params" and "grad" are in unchanged; with one of them, '
+        "each entry without that field",
+    )
+    optimizer_state: list[ParamState] | None = Field(None, description=UNCHANGED)
     max_norm: float
     scheduler: SchedulerOut | None
     model_options: ModelOptions
     mode: Literal["train", "eval"]
-    buffers: list[Buffer] = Field(description="model buffers (BatchNorm's running statistics)")
+    buffers: list[Buffer] | None = Field(
+        None, description=f"model buffers (BatchNorm's running statistics); {UNCHANGED}"
+    )
     running_loss: RunningLoss
     ckpt: CheckpointOut | None
     amp: AmpOut | None = Field(None, description="mixed precision, if any")
     scaler: ScalerOut | None = Field(None, description="the GradScaler's store (amp float16)")
     loss: Number | None
     loss_dtype: str | None = Field(None, description="the loss tensor's dtype (null before one)")
-    graph: GraphOut
+    graph: GraphOut | None = Field(None, description=UNCHANGED)
     last: Last | None
     losses: int = Field(description="loss lines run since the start or the last reset")
     history: list[LossPoint] = Field(
@@ -237,12 +253,24 @@ class SessionOut(BaseModel):
     moments: int = Field(description="the newest moment (more than moment after stepping back)")
     quiz: QuizOut | None = Field(None, description="a question on this session, if any")
     spec: dict[str, Any] | None = Field(
-        None, description='scenario "custom": the model, data and loss it was created with'
+        None,
+        description=f'scenario "custom": the model, data and loss it was created with; {UNCHANGED}',
     )
     lesson: dict[str, Any] | None = Field(
         None,
         description="a session on a lesson: {id, title, stops: [{at, title}], stop, note, "
-        "question, vote}; stop, note and question set at a stop's moment",
+        f"question, vote}}; stop, note and question set at a stop's moment; {UNCHANGED}",
+    )
+    version: str | None = Field(
+        None,
+        description="this answer's name: send it back as ?held= and the next answer leaves "
+        "out what is unchanged since this one",
+    )
+    unchanged: list[HeldStore] | None = Field(
+        None,
+        description="with ?held=V: the stores left out because they equal those of answer V "
+        '("params": each entry\'s value, "grad": each entry\'s grad; the others: keys of the '
+        "Session); absent when the whole Session is sent",
     )
 
 

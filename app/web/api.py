@@ -29,6 +29,7 @@ from app.web.deps import (
     Sessions,
     Target,
     as_json,
+    created,
     warming,
 )
 from app.web.pool import HeavyPool
@@ -44,7 +45,7 @@ from app.web.schemas import (
     TimelineOut,
     ZeroGradBody,
 )
-from app.web.setups import setup_of, spec_setup
+from app.web.setups import CHECKED, setup_of, spec_setup
 
 router = APIRouter(prefix="/api")
 NEW_ANSWERS = SharedAnswers(32)  # a new session's answer by setup (see create_session)
@@ -76,41 +77,47 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
     """A session from a setup is built from that setup's model, made once and copied (about
     0.6 ms for moons): on the event loop, as a line is, since handing it to a thread costs more
     and lets 40 threads fight the event loop for the interpreter when a class creates at once.
-    One opened from a snapshot is a replay, and one that must first make room in a full
-    database a sweep: those go to the heavy-work pool."""
+    A model of one's own is checked once per body (the check runs it dry) and built the first
+    time in the heavy-work pool. One opened from a snapshot is a replay, and one that must
+    first make room in a full database a sweep: those go to the heavy-work pool.
+
+    A setup created before answers with its first session's answer and starts as its log
+    alone, built after the answer (or by its first click): a class creating the same setup at
+    once shares one answer and builds no Lab on the way."""
     pool: HeavyPool = request.app.state.pool
     copies: Copies = request.app.state.copies
     quiz = self_study_preset() if body.quiz else None
     if body.snapshot is not None:
         session = await pool.run(copies.from_snapshot, body.snapshot)
-    elif body.model is not None:  # your own model and data: checked and built in the pool
-        setup = await pool.run(spec_setup, body, request.app.state.settings, sessions.db)
-        session = await pool.run(copies.create, setup)
+        return created(sessions, session)
+    if body.model is not None:  # your own model and data: checked once per body, in the pool
+        setup = CHECKED.find(body) or CHECKED.keep(
+            body, await pool.run(spec_setup, body, request.app.state.settings, sessions.db)
+        )
     else:
         setup = setup_of(body, quiz.program if quiz else None)
-        # a setup created before: its answer is kept, and the new session is its log alone
-        # until the warm-up after the answer (or its first click) builds its Lab
-        answer = NEW_ANSWERS.find(setup.key())
-        started = copies.start(setup) if answer is not None and quiz is None else None
-        if answer is not None and started is not None:
-            warm = warming(pool, copies, started)
-            return answer.response(started, request.scope, status_code=201, background=warm)
-        if sessions.has_room():
-            session = copies.create(setup)
-        else:
-            session = await pool.run(copies.create, setup)
+    key = setup.key()
+    # a setup created before: its answer is kept, and the new session is its log alone until
+    # the warm-up after the answer (or its first click) builds its Lab
+    answer = NEW_ANSWERS.find(key)
+    started = copies.start(setup) if answer is not None and quiz is None else None
+    if answer is not None and started is not None:
+        warm = warming(pool, copies, started)
+        return answer.response(started, request.scope, status_code=201, background=warm)
+    if body.model is None and sessions.has_room():
+        session = copies.create(setup)
+    else:
+        session = await pool.run(copies.create, setup)
     if quiz is not None:
         request.app.state.hub.study.start(session.id, quiz.name)
-    if quiz is not None or body.snapshot is not None or body.model is not None:
-        data = sessions.shown(session.id, {"id": session.id, **session.timeline.view()})
-        return as_json(data, status=201)
+        return created(sessions, session)
 
     # a new session's Session is the same for every session of its setup but the id: a class
     # creating at once has it encoded and gzipped once
     def first() -> bytes:
         return bytes(as_json(sessions.shown(session.id, session.timeline.view())).body)
 
-    shared = NEW_ANSWERS.get(setup.key(), first)
+    shared = NEW_ANSWERS.get(key, first)
     return shared.response(session.id, request.scope, status_code=201)
 
 

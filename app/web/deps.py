@@ -16,6 +16,7 @@ from fastapi import Depends, Query, Request, Response
 from starlette.background import BackgroundTask
 
 from app.db import NotOwner
+from app.engine.changes import START
 from app.engine.views import SessionView
 from app.lectures.hub import LectureHub
 from app.lectures.lecture import Lecture
@@ -48,6 +49,8 @@ HEAVY_ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": Problem, "description": "heavy work is queued past its bound: Retry-After"},
 }
 MAX_SINCE = 2**53  # the largest ``since`` (JSON's largest exact integer)
+# ``?held=``: an answer's ``version``, ``start`` (the creation's answer) or ``none``
+HELD_PATTERN = r"^(none|start|[0-9a-f]{1,16}\.[0-9]{1,16})$"
 
 
 class JSONResponse(Response):
@@ -71,6 +74,12 @@ def as_json(data: Any, status: int = 200) -> Response:
     model), so they are serialized directly: FastAPI's validation of a returned dict would
     cost more than running the line."""
     return JSONResponse(data, status_code=status)
+
+
+def created(sessions: LiveSessions, session: LiveSession) -> Response:
+    """A new session's answer: its whole Session."""
+    data = sessions.shown(session.id, {"id": session.id, **session.timeline.view()})
+    return as_json(data, status=201)
 
 
 def warming(pool: HeavyPool, copies: Copies, session_id: str) -> BackgroundTask:
@@ -186,11 +195,15 @@ class SessionCall(SessionTarget):
     # a line's ``?moment=N``: the moment it is meant to make (the page sends it, so a line sent
     # again after its connection dropped without an answer does not run twice)
     moment: int | None = None
+    # ``?held=V``: the version of the answer the client holds; the answer leaves out the stores
+    # equal to that one's (``app/engine/changes.py``)
+    held: str | None = None
 
     async def act(self, action: Callable[[Timeline], Any], *, heavy: bool = False) -> Response:
         """Run one action on the session's Timeline and answer with the Session after it."""
 
         def read(timeline: Timeline) -> SessionView:
+            self.hold(timeline)
             action(timeline)
             return self.session(timeline)
 
@@ -205,6 +218,7 @@ class SessionCall(SessionTarget):
         meant = self.moment
 
         def read(timeline: Timeline) -> SessionView:
+            self.hold(timeline)
             now = timeline.moment
             if not (now == meant and now == timeline.moments):
                 if now != meant - 1:
@@ -217,10 +231,18 @@ class SessionCall(SessionTarget):
 
         return await self.use(read)
 
+    def hold(self, timeline: Timeline) -> None:
+        """Before the action: a client holding its creation's answer (``held=start``) holds
+        the stores as they stand while nothing has been done to the session yet (a start is
+        its setup's alone), so a class's first clicks carry only what their lines changed."""
+        if self.held == START and not timeline.events:
+            timeline.answers.hold(START, timeline.view)
+
     def session(self, timeline: Timeline) -> SessionView:
-        """The Session as this request answers it (under the session's lock)."""
+        """The Session as this request answers it (under the session's lock): the stores the
+        client holds left out."""
         data: SessionView = {"id": self.session_id, **timeline.view(self.since)}
-        return self.sessions.shown(self.session_id, data)
+        return timeline.answers.answer(self.sessions.shown(self.session_id, data), self.held)
 
 
 # these two read the database off the app themselves: one dependency level less on every line
@@ -246,9 +268,19 @@ async def session_call(
             "run twice",
         ),
     ] = None,
+    held: Annotated[
+        str | None,
+        Query(
+            pattern=HELD_PATTERN,
+            description="what the client holds: an answer's version, start (the creation's "
+            "answer) or none. The answer then has a version, and the stores equal to those "
+            "held are left out and named in unchanged (a version no longer kept: the whole "
+            "Session). Without held: the whole Session, no version",
+        ),
+    ] = None,
 ) -> SessionCall:
     state = request.app.state
-    return SessionCall(state.sessions, session_id, state.pool, since, moment)
+    return SessionCall(state.sessions, session_id, state.pool, since, moment, held)
 
 
 Target = Annotated[SessionTarget, Depends(session_target)]

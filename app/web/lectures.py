@@ -12,7 +12,7 @@ import json
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-from fastapi import APIRouter, Header, HTTPException, Request, Response
+from fastapi import APIRouter, Header, HTTPException, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, create_model
 
@@ -234,6 +234,14 @@ async def events(
     hub: Hub,
     request: Request,
     last_event_id: Annotated[str | None, Header()] = None,
+    changes: Annotated[
+        bool,
+        Query(
+            description="each event's session leaves out the stores equal to the event "
+            "before's and names them in unchanged (the first, and any after falling behind, "
+            "is whole)"
+        ),
+    ] = False,
 ) -> StreamingResponse:
     """Server-Sent Events: one after every change of the session. Reconnecting with
     Last-Event-ID sends what was missed (or, too far behind, the whole Session once)."""
@@ -249,7 +257,7 @@ async def events(
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}  # nginx: do not buffer
     return StreamingResponse(
-        hub.follow(lecture, last, full), media_type="text/event-stream", headers=headers
+        hub.follow(lecture, last, full, changes), media_type="text/event-stream", headers=headers
     )
 
 

@@ -21,7 +21,7 @@ from app.lessons.draft import draft as draft_of
 from app.log.timeline import Timeline, TimelineError
 from app.sessions.copies import Copies
 from app.web.answers import Problem, SessionOut
-from app.web.deps import ERRORS, Call, Hub, Sessions, as_json
+from app.web.deps import ERRORS, Call, Hub, Sessions, as_json, created
 from app.web.pool import HeavyPool
 from app.web.schemas import CreateSession
 from app.web.setups import body_of, lesson_setup
@@ -180,8 +180,7 @@ async def lesson_session(lesson_id: str, sessions: Sessions, request: Request) -
     session = await pool.run(
         copies.create, lesson_setup(lesson_id, doc, request.app.state.settings, sessions.db)
     )
-    data = sessions.shown(session.id, {"id": session.id, **session.timeline.view()})
-    return as_json(data, status=201)
+    return created(sessions, session)
 
 
 @router.post("/sessions/{session_id}/lesson/next-stop", response_model=SessionOut, responses=ERRORS)

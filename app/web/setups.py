@@ -5,6 +5,7 @@ lesson's setup, issue 29)."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from app.engine import Toggles, scenarios
@@ -146,3 +147,26 @@ def body_of(setup: Setup) -> dict[str, Any]:
         if setup.amp.dtype == "float16":
             body["grad_scaler"] = setup.amp.scaler
     return body
+
+
+class Checked:
+    """The Setups of bodies with a model of one's own, checked once each (the newest ``kept``):
+    a class creating one model at once has its body checked and run dry once, not by each of
+    300 creations. Used on the event loop's thread only, so no lock. A dataset is named by the
+    hash of its bytes, so a body names the same data every time."""
+
+    def __init__(self, kept: int = 32) -> None:
+        self.kept = kept
+        self._setups: OrderedDict[str, Setup] = OrderedDict()
+
+    def find(self, body: CreateSession) -> Setup | None:
+        return self._setups.get(body.model_dump_json())
+
+    def keep(self, body: CreateSession, setup: Setup) -> Setup:
+        self._setups[body.model_dump_json()] = setup
+        while len(self._setups) > self.kept:
+            self._setups.popitem(last=False)
+        return setup
+
+
+CHECKED = Checked()

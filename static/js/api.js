@@ -4,6 +4,7 @@
 // under a reverse proxy's prefix (https://ml.school.edu/loop-stepper/).
 
 import { entry } from "./catalogue.js";
+import { Held } from "./changes.js";
 
 /** A 422's detail is a list of pydantic errors: say each as "where: what". */
 function words(detail) {
@@ -133,7 +134,14 @@ function since(id) {
 // the newest moment each session was answered at: a line is sent with the moment it makes
 const moments = new Map(); // session id -> moment
 
-function merge(s) {
+// What this page holds of each session: an answer leaves out the stores equal to the ones the
+// request said it held (?held=), and is made whole here (changes.js), so a line on a model of
+// one's own does not fetch every summary again.
+const held = new Held();
+
+/** An answer made whole: the stores it left out as `sent` had them, the history merged. */
+function merge(s, sent) {
+  if (s?.id && sent !== undefined) s = held.take(s.id, s, sent);
   if (s?.id && Number.isInteger(s.moment)) moments.set(s.id, s.moment);
   if (!s?.id || !Array.isArray(s.history)) return s;
   const from = s.history.length ? s.history[0].n : s.losses;
@@ -144,22 +152,38 @@ function merge(s) {
   return s;
 }
 
-/** A call on one session that answers with the Session: only new history, merged. Every one
- * changes the session (or reads it), and a busy server ran none of them: retried. */
+/** A new session's answer: the page holds it as the session's start (?held=start). */
+function created(s) {
+  const whole = merge(s);
+  if (whole?.id) held.keep(whole.id, "start", whole);
+  return whole;
+}
+
+/** The query of a call on one session: the history and the stores this page holds. */
+function holding(id) {
+  const sent = held.held(id);
+  return [`?since=${since(id)}&held=${sent}`, sent];
+}
+
+/** A call on one session that answers with the Session: only new history and the stores that
+ * changed, merged. Every one changes the session (or reads it), and a busy server ran none of
+ * them: retried. */
 async function onSession(method, id, suffix = "", body) {
-  return merge(await call(method, `${session(id)}${suffix}?since=${since(id)}`, body, true));
+  const [query, sent] = holding(id);
+  return merge(await call(method, `${session(id)}${suffix}${query}`, body, true), sent);
 }
 
 /** A line (or Next line): with the moment it makes, sent again if its answer never came. */
 async function onLine(id, suffix, body) {
   const at = moments.get(id);
   const moment = at === undefined ? "" : `&moment=${at + 1}`;
-  const url = `${session(id)}${suffix}?since=${since(id)}${moment}`;
-  return merge(await call("POST", url, body, true, moment !== ""));
+  const [query, sent] = holding(id);
+  const url = `${session(id)}${suffix}${query}${moment}`;
+  return merge(await call("POST", url, body, true, moment !== ""), sent);
 }
 
 export const api = {
-  create: async (setup) => merge(await call("POST", "api/sessions", setup, true)),
+  create: async (setup) => created(await call("POST", "api/sessions", setup, true)),
   get: (id) => onSession("GET", id),
   patch: (id, changes) => onSession("PATCH", id, "", changes),
   line: (id, name) => {
@@ -173,6 +197,7 @@ export const api = {
   reset: (id) => onSession("POST", id, "/reset"),
   remove: (id) => {
     histories.delete(id);
+    held.forget(id);
     return call("DELETE", session(id));
   },
   // the timeline (issue 9): every answer is the Session as it stood at that moment
@@ -182,8 +207,9 @@ export const api = {
   // predict first and explain a number (issue 17)
   question: (id) => call("GET", `${session(id)}/question`),
   predict: async (id, choice) => {
-    const answer = await call("POST", `${session(id)}/predict?since=${since(id)}`, { choice });
-    if (answer.session) answer.session = merge(answer.session);
+    const [query, sent] = holding(id);
+    const answer = await call("POST", `${session(id)}/predict${query}`, { choice });
+    if (answer.session) answer.session = merge(answer.session, sent);
     return answer;
   },
   score: (id) => call("GET", `${session(id)}/score`),
@@ -192,7 +218,7 @@ export const api = {
   // a page of a big tensor's exact elements (issue 28): {store, name, key?, start, stop}
   tensor: (id, query) => call("GET", `${session(id)}/tensor?${new URLSearchParams(query)}`, undefined, true),
   snapshot: (id) => call("POST", `${session(id)}/snapshot`),
-  open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token }, true)),
+  open: async (token) => created(await call("POST", "api/sessions", { snapshot: token }, true)),
   /** Where the session's code downloads from (links, not fetches: the browser saves them). */
   scriptUrl: (id, format) => `${session(id)}/script${format ? `?format=${format}` : ""}`,
   // your own model (issue 28): a spec checked dry, a CSV file kept as a dataset
@@ -207,7 +233,7 @@ export const api = {
   },
   // prepared lessons (issue 29)
   lessonSession: async (lesson) =>
-    merge(await call("POST", `api/lessons/${encodeURIComponent(lesson)}/sessions`, undefined, true)),
+    created(await call("POST", `api/lessons/${encodeURIComponent(lesson)}/sessions`, undefined, true)),
   nextStop: (id) => onSession("POST", id, "/lesson/next-stop"),
   lessonAnswer: (id, stop, choices) => call("POST", `${session(id)}/lesson/answer`, { stop, choices }),
   lessonScore: (id) => call("GET", `${session(id)}/lesson/score`),
@@ -230,7 +256,7 @@ export const api = {
   tally: (id) => call("GET", `${session(id)}/quiz`),
   reveal: (id) => call("POST", `${session(id)}/quiz/reveal`),
   selfAnswer: (id, choice) => call("POST", `${session(id)}/quiz/answer`, { choice }),
-  createQuiz: async () => merge(await call("POST", "api/sessions", { quiz: true }, true)),
+  createQuiz: async () => created(await call("POST", "api/sessions", { quiz: true }, true)),
   lecture: (code) => call("GET", `api/lectures/${encodeURIComponent(code)}`),
   answer: (code, choice, voter) =>
     call("POST", `api/lectures/${encodeURIComponent(code)}/answers`, voter ? { choice, voter } : { choice }),
@@ -242,5 +268,5 @@ export const api = {
   predictVote: (code, choice, voter) =>
     call("POST", `api/lectures/${encodeURIComponent(code)}/predictions`, voter ? { choice, voter } : { choice }),
   reportUrl: (id) => `${session(id)}/lecture/report`,
-  eventsUrl: (code) => `${paths.root}api/lectures/${encodeURIComponent(code)}/events`,
+  eventsUrl: (code) => `${paths.root}api/lectures/${encodeURIComponent(code)}/events?changes=1`,
 };

@@ -1,11 +1,13 @@
 // The followers' page: /join (type the code) and /l/{code} (the lecture, read-only, live).
 // Every change the instructor makes arrives as one Server-Sent Event carrying the Session as
-// followers see it, with only the loss points this page does not have yet. EventSource
+// followers see it, with only the loss points this page does not have yet and only the stores
+// that changed since the event before (?changes=1; the first event is whole). EventSource
 // reconnects by itself and sends Last-Event-ID, so a dropped connection or a server restart
 // loses nothing. During a question the choices are buttons; the program is not even in the
 // JSON until the instructor reveals it.
 
 import { api, ApiError, BUSY_WORDS, onBusy, paths } from "./api.js";
+import { restore } from "./changes.js";
 import { storeId } from "./state.js";
 import { createPrediction } from "./views/prediction.js";
 import { createQuestion } from "./views/question.js";
@@ -66,7 +68,8 @@ function follow() {
   const source = new EventSource(api.eventsUrl(code));
   source.addEventListener("open", () => state("live", "Following — live"));
   source.addEventListener("session", (event) => {
-    const { since, session: next } = JSON.parse(event.data);
+    const { since, session: change } = JSON.parse(event.data);
+    const next = restore(change, session); // the stores it left out are the event before's
     history = history.filter((p) => p.n < since).concat(next.history);
     next.history = history;
     session = next;
