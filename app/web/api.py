@@ -32,6 +32,7 @@ from app.web.deps import (
     created,
     warming,
 )
+from app.web.flights import Flights
 from app.web.pool import HeavyPool
 from app.web.schemas import (
     BackwardBody,
@@ -49,6 +50,7 @@ from app.web.setups import CHECKED, setup_of, spec_setup
 
 router = APIRouter(prefix="/api")
 NEW_ANSWERS = SharedAnswers(32)  # a new session's answer by setup (see create_session)
+FIRSTS = Flights()  # the setups whose first session is being made
 
 
 @router.get("/scenarios", response_model=list[ScenarioOut])
@@ -91,33 +93,35 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
         session = await pool.run(copies.from_snapshot, body.snapshot)
         return created(sessions, session)
     if body.model is not None:  # your own model and data: checked once per body, in the pool
-        setup = CHECKED.find(body) or CHECKED.keep(
-            body, await pool.run(spec_setup, body, request.app.state.settings, sessions.db)
-        )
+        settings = request.app.state.settings
+        setup = await CHECKED.setup(body, lambda: pool.run(spec_setup, body, settings, sessions.db))
     else:
         setup = setup_of(body, quiz.program if quiz else None)
     key = setup.key()
     # a setup created before: its answer is kept, and the new session is its log alone until
-    # the warm-up after the answer (or its first click) builds its Lab
+    # the warm-up after the answer (or its first click) builds its Lab; while its first one is
+    # being made (in the pool), the class's other creations wait for it
+    await FIRSTS.after(key)
     answer = NEW_ANSWERS.find(key)
     started = copies.start(setup) if answer is not None and quiz is None else None
     if answer is not None and started is not None:
         warm = warming(pool, copies, started)
         return answer.response(started, request.scope, status_code=201, background=warm)
-    if body.model is None and sessions.has_room():
-        session = copies.create(setup)
-    else:
-        session = await pool.run(copies.create, setup)
-    if quiz is not None:
-        request.app.state.hub.study.start(session.id, quiz.name)
-        return created(sessions, session)
+    async with FIRSTS.flight(key):
+        if body.model is None and sessions.has_room():
+            session = copies.create(setup)
+        else:
+            session = await pool.run(copies.create, setup)
+        if quiz is not None:
+            request.app.state.hub.study.start(session.id, quiz.name)
+            return created(sessions, session)
 
-    # a new session's Session is the same for every session of its setup but the id: a class
-    # creating at once has it encoded and gzipped once
-    def first() -> bytes:
-        return bytes(as_json(sessions.shown(session.id, session.timeline.view())).body)
+        # a new session's Session is the same for every session of its setup but the id: a
+        # class creating at once has it encoded and gzipped once
+        def first() -> bytes:
+            return bytes(as_json(sessions.shown(session.id, session.timeline.view())).body)
 
-    shared = NEW_ANSWERS.get(key, first)
+        shared = NEW_ANSWERS.get(key, first)
     return shared.response(session.id, request.scope, status_code=201)
 
 

@@ -6,6 +6,7 @@ lesson's setup, issue 29)."""
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from app.engine import Toggles, scenarios
@@ -18,6 +19,7 @@ from app.sessions import specs
 from app.sessions.specs import DatasetSource
 from app.settings import Settings
 from app.spec.spec import SPEC_LR, SpecLimits
+from app.web.flights import Flights
 from app.web.schemas import CreateSession
 
 
@@ -152,20 +154,24 @@ def body_of(setup: Setup) -> dict[str, Any]:
 class Checked:
     """The Setups of bodies with a model of one's own, checked once each (the newest ``kept``):
     a class creating one model at once has its body checked and run dry once, not by each of
-    300 creations. Used on the event loop's thread only, so no lock. A dataset is named by the
+    300 creations (they wait for the first). On the event loop only. A dataset is named by the
     hash of its bytes, so a body names the same data every time."""
 
     def __init__(self, kept: int = 32) -> None:
         self.kept = kept
         self._setups: OrderedDict[str, Setup] = OrderedDict()
+        self._flights = Flights()
 
-    def find(self, body: CreateSession) -> Setup | None:
-        return self._setups.get(body.model_dump_json())
-
-    def keep(self, body: CreateSession, setup: Setup) -> Setup:
-        self._setups[body.model_dump_json()] = setup
-        while len(self._setups) > self.kept:
-            self._setups.popitem(last=False)
+    async def setup(self, body: CreateSession, check: Callable[[], Awaitable[Setup]]) -> Setup:
+        """The body's Setup: kept, or ``check()``ed once (a failed check is each one's own)."""
+        key = body.model_dump_json()
+        await self._flights.after(key)
+        setup = self._setups.get(key)
+        if setup is None:
+            async with self._flights.flight(key):
+                setup = self._setups[key] = await check()
+            while len(self._setups) > self.kept:
+                self._setups.popitem(last=False)
         return setup
 
 

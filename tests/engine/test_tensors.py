@@ -8,8 +8,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 from torch import nn
 
 from app.engine import Lab, stores, tensors
@@ -232,5 +235,55 @@ def test_a_summary_is_made_again_after_any_change_in_place_and_only_then() -> No
     assert tensors.shown(grad)["max"] == 0.0
     grad[7] = 5.0  # an element written: the version moves too
     assert tensors.shown(grad)["max"] == 5.0
-    other = t.clone()  # equal values, another tensor: its own summary
-    assert tensors.shown(other) is not second and tensors.shown(other) == second
+    other = t.clone()  # equal values, another tensor: the same summary (made once by content)
+    assert tensors.shown(other) is second
+
+
+finite_floats = st.floats(min_value=-1e300, max_value=1e300, width=64)  # numpy's range
+
+
+@given(
+    values=st.one_of(
+        st.lists(finite_floats, max_size=300),
+        st.lists(st.sampled_from([0.0, 1.0, 1.0 + 2**-52, 3.0, -0.0, 1e-310]), max_size=300),
+        st.lists(st.integers(-40, 40).map(lambda k: k / 16), min_size=1, max_size=300),
+    )
+)
+def test_the_histogram_is_numpys_bit_for_bit(values: list[float]) -> None:
+    """The summary's histogram is numpy.histogram(finite, bins=16), counts and edges equal,
+    on values drawn to land on and next to the edges (multiples of 1/16, neighbours of 1)."""
+    finite = np.array(values, dtype=np.float64)
+    counts, edges = tensors.histogram(finite)
+    assert counts.sum() == finite.size
+    try:
+        want_counts, want_edges = np.histogram(finite, bins=16)
+    except ValueError:  # numpy refuses: "Too many bins for data range" (1e300 three times)
+        return
+    assert counts.tolist() == want_counts.tolist()
+    assert edges.tolist() == want_edges.tolist()
+
+
+def test_equal_tensors_share_one_summary_and_an_in_place_change_makes_a_new_one() -> None:
+    """A class on one setup holds equal tensors: each is summarised once for all of them."""
+    generator = torch.Generator().manual_seed(5)
+    a = torch.randn(40, 40, generator=generator)
+    b = a.clone()
+    assert tensors.shown(a) is tensors.shown(b)  # equal bytes: one summary
+    c = a.to(torch.float64)
+    assert tensors.shown(c) is not tensors.shown(a)  # another dtype: its own
+    before = tensors.shown(b)
+    with torch.no_grad():
+        b[0, 0] += 1.0  # in place: its version moves on
+    after = tensors.shown(b)
+    assert after is not before and after["max"] >= before["max"]
+    check_summary(after, b)
+    assert tensors.shown(a) is before
+
+
+def test_what_numpy_refuses_is_binned_not_refused() -> None:
+    top = np.finfo(np.float64).max
+    counts, edges = tensors.histogram(np.array([-top, 0.0, top, top]))
+    assert counts.tolist() == [1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 2]
+    assert edges[0] == -top and edges[-1] == top
+    counts, edges = tensors.histogram(np.full(5, 1e300))  # ± 0.5 moves nothing there
+    assert counts[8] == 5 and counts.sum() == 5 and edges[0] == edges[-1] == 1e300
