@@ -13,7 +13,7 @@ import pytest
 
 from app.main import create_app
 from app.settings import Settings
-from app.web import api
+from app.web import api, setups
 from app.web.flights import Flights
 from support.digits import DIGITS, MLP
 from support.serve import serve_app
@@ -27,7 +27,7 @@ def test_a_class_creating_a_new_model_at_once_checks_and_builds_it_once(
     app = create_app(Settings(data=tempfile.mkdtemp(prefix="loop-stepper-flights-")))
     checks: list[int] = []
     builds: list[int] = []
-    check = api.spec_setup
+    check = setups.spec_setup  # as api.py calls it
 
     def counted_check(*args: Any) -> Any:
         checks.append(1)
