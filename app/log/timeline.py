@@ -73,7 +73,9 @@ class Timeline:
             del timeline.keyframes[-1]
         for seq, clean in saved.keyframes:
             timeline.keyframes[seq] = Keyframe(clean, None)
-        timeline._stale = True  # the Lab is at the start, not at the head: restore first
+        # the Lab is fresh, at the start: with the start's keyframe kept, a replay may go on
+        # from there with no restore (a started session's build: half its time went on it)
+        timeline._stale = saved.first > 0
         end = saved.first + len(saved.events) - 1
         timeline._goto(end if saved.head == AT_END else saved.head)
         timeline._saved_at_end = timeline.head == end

@@ -78,13 +78,14 @@ class Copies:
         """A new session of a setup created before, as its log alone: its Lab is built when
         it is first needed (``warm``, or its first request). None, and nothing done, for a
         setup not created yet or when memory or the database must make room first."""
+        key = setup.key()
         with self._lock:
-            stored = self._started.get(setup.key())
+            stored = self._started.get(key)
         if stored is None or not self.sessions.has_room():
             return None
         session_id = new_id()
         self.db.create(session_id, stored)
-        self.sessions.starting(session_id)
+        self.sessions.starting(session_id, key)
         return session_id
 
     def from_snapshot(self, token: str) -> LiveSession:

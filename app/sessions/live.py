@@ -28,7 +28,7 @@ from typing import TypeVar
 
 from app.db import Database, DatabaseUnavailable, NoSuchLog, NotOwner
 from app.engine.views import SessionView
-from app.log.records import Change
+from app.log.records import Change, Event
 from app.log.timeline import Timeline
 from app.sessions.journal import Journal, KeyframeWriter
 from app.sessions.specs import tables_for
@@ -105,6 +105,7 @@ class LiveSessions:
         self._lock = threading.Lock()
         self._loading: dict[str, threading.Lock] = {}
         self._starting: dict[str, float] = {}  # started, not in memory yet: since when
+        self._untouched: dict[str, str] = {}  # of those, the ones with no event: their setup's key
         self.keyframes = KeyframeWriter(db, pause)
 
     def __len__(self) -> int:
@@ -127,6 +128,7 @@ class LiveSessions:
             # started and never used since: stored sessions like any other now
             for key in [k for k, since in self._starting.items() if since <= limit]:
                 del self._starting[key]
+                self._untouched.pop(key, None)
         if gone:
             self.db.touch(gone)  # their retention counts from their last use, about now
         return len(gone)
@@ -173,11 +175,35 @@ class LiveSessions:
             self._evict_lru()
             self._live[session.id] = (session, self.clock())
 
-    def starting(self, session_id: str) -> None:
+    def starting(self, session_id: str, setup_key: str | None = None) -> None:
         """A session stored as its log alone (``Copies.start``): in use before its first
         request builds its Lab, so a sweep keeps it until it idles out."""
         with self._lock:
             self._starting[session_id] = self.clock()
+            if setup_key is not None:
+                self._untouched[session_id] = setup_key
+
+    def untouched(self, session_id: str) -> str | None:
+        """The setup key of a session this process started that nothing was done to yet."""
+        with self._lock:
+            return self._untouched.get(session_id)
+
+    def first_line(self, session_id: str, setup_key: str, event: Event) -> bool:
+        """Write ``event`` as the first of a started session's log, if it is one of
+        ``setup_key``'s, in this process's database, not in memory, and nothing was done to it
+        yet (the first line a class shares: ``app/web/firsts.py``). False, and nothing written,
+        otherwise (or when another process took it over): the request goes the usual way."""
+        if self.db.shared() is not None:
+            return False
+        with self._lock:
+            if self._untouched.get(session_id) != setup_key or session_id in self._live:
+                return False
+            del self._untouched[session_id]
+        try:
+            self.db.append(session_id, Change(events=[(0, event)]), owner=1)  # Copies.start's
+        except (NotOwner, NoSuchLog):
+            return False
+        return True
 
     def shown(self, session_id: str, data: SessionView) -> SessionView:
         """A Session as answered (the lectures' hook: a self-study question hides its program)."""
@@ -254,6 +280,7 @@ class LiveSessions:
             with self._lock:
                 self._loading.pop(session_id, None)
                 self._starting.pop(session_id, None)
+                self._untouched.pop(session_id, None)
 
     def act(
         self, session: LiveSession, action: Callable[[Timeline], T], *, replay: bool = True
@@ -337,6 +364,7 @@ class LiveSessions:
                 with self._lock:
                     entry = self._live.pop(session_id, None)
                     self._starting.pop(session_id, None)
+                    self._untouched.pop(session_id, None)
                     if entry is not None:
                         entry[0].gone = True
                 if not self.db.delete(session_id) and entry is None:

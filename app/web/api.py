@@ -199,34 +199,34 @@ async def tensor(
 
 @router.post("/sessions/{session_id}/forward", response_model=SessionOut, responses=ERRORS)
 async def forward(call: Call) -> Response:
-    return await call.line(lambda timeline: timeline.line("forward"))
+    return await call.line(lambda timeline: timeline.line("forward"), "forward")
 
 
 @router.post("/sessions/{session_id}/loss", response_model=SessionOut, responses=ERRORS)
 async def loss(call: Call) -> Response:
-    return await call.line(lambda timeline: timeline.line("loss"))
+    return await call.line(lambda timeline: timeline.line("loss"), "loss")
 
 
 @router.post("/sessions/{session_id}/zero_grad", response_model=SessionOut, responses=ERRORS)
 async def zero_grad(call: Call, body: ZeroGradBody | None = None) -> Response:
     entry = "zero_grad" if body is None or body.set_to_none else "zero_grad(set_to_none=False)"
-    return await call.line(lambda timeline: timeline.line(entry))
+    return await call.line(lambda timeline: timeline.line(entry), entry)
 
 
 @router.post("/sessions/{session_id}/backward", response_model=SessionOut, responses=ERRORS)
 async def backward(call: Call, body: BackwardBody | None = None) -> Response:
     entry = "backward(retain_graph=True)" if body and body.retain_graph else "backward"
-    return await call.line(lambda timeline: timeline.line(entry))
+    return await call.line(lambda timeline: timeline.line(entry), entry)
 
 
 @router.post("/sessions/{session_id}/step", response_model=SessionOut, responses=ERRORS)
 async def step(call: Call) -> Response:
-    return await call.line(lambda timeline: timeline.line("step"))
+    return await call.line(lambda timeline: timeline.line("step"), "step")
 
 
 @router.post("/sessions/{session_id}/next", response_model=SessionOut, responses=ERRORS)
 async def next_line(call: Call) -> Response:
-    return await call.line(Timeline.next)
+    return await call.line(Timeline.next, "next")
 
 
 @router.post("/sessions/{session_id}/run", response_model=SessionOut, responses=HEAVY_ERRORS)

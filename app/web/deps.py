@@ -26,6 +26,7 @@ from app.sessions.copies import Copies
 from app.sessions.live import LiveSession as LiveSession
 from app.sessions.live import LiveSessions, SessionBusy
 from app.web.answers import Problem
+from app.web.firsts import FIRSTS, version_of
 from app.web.pool import HeavyPool, PoolFull, Withdrawn, no_longer_light
 
 
@@ -209,25 +210,36 @@ class SessionCall(SessionTarget):
 
         return await self.use(read, heavy=heavy)
 
-    async def line(self, action: Callable[[Timeline], Any]) -> Response:
-        """A line: as ``act``, but with ``?moment=N`` run only from moment N - 1. At moment N
-        already, at the newest moment, the line has run (the answer was lost on the way): the
-        Session at N is the answer, nothing runs again. Anywhere else, a 409."""
-        if self.moment is None:
-            return await self.act(action)
+    async def line(self, action: Callable[[Timeline], Any], asked: str) -> Response:
+        """A line (``asked``: its name, ``next`` or the entry): as ``act``, but with
+        ``?moment=N`` run only from moment N - 1. At moment N already, at the newest moment,
+        the line has run (the answer was lost on the way): the Session at N is the answer,
+        nothing runs again. Anywhere else, a 409. A class's first line from a setup's start is
+        run once for all (``firsts.py``)."""
+        first = self.held == START and self.since == 0 and self.moment in (None, 1)
+        if first:
+            shared = FIRSTS.answer(self.sessions, self.session_id, asked)
+            if shared is not None:
+                return shared
         meant = self.moment
 
         def read(timeline: Timeline) -> SessionView:
             self.hold(timeline)
+            fresh = not timeline.events
             now = timeline.moment
-            if not (now == meant and now == timeline.moments):
-                if now != meant - 1:
+            if meant is None or not (now == meant and now == timeline.moments):
+                if meant is not None and now != meant - 1:
                     raise TimelineError(
                         f"this line was sent to make moment {meant}, but the session stands "
                         f"at moment {now}: nothing ran (reload to see it)"
                     )
                 action(timeline)
-            return self.session(timeline)
+            answer = self.session(timeline)
+            one = len(timeline.events) == 1 and timeline.events[0].moment
+            plain = answer.get("quiz") is None and "prediction" not in answer  # no question on
+            if first and fresh and one and plain:
+                FIRSTS.offer(timeline.setup.key(), asked, timeline.events[0], dict(answer))
+            return answer
 
         return await self.use(read)
 
@@ -235,8 +247,19 @@ class SessionCall(SessionTarget):
         """Before the action: a client holding its creation's answer (``held=start``) holds
         the stores as they stand while nothing has been done to the session yet (a start is
         its setup's alone), so a class's first clicks carry only what their lines changed."""
-        if self.held == START and not timeline.events:
+        held = self.held
+        if held == START and not timeline.events:
             timeline.answers.hold(START, timeline.view)
+        elif held is not None and held.endswith(".0") and self._first_of(timeline, held):
+            timeline.answers.hold(held, timeline.view)
+
+    @staticmethod
+    def _first_of(timeline: Timeline, held: str) -> bool:
+        """Whether ``held`` names the log's one event, at its head: a class's shared first
+        line (``firsts.py``) answered under that event's digest."""
+        events = timeline.events
+        at = timeline.head == 0 == timeline.first
+        return at and len(events) == 1 and version_of(events[0]) == held
 
     def session(self, timeline: Timeline) -> SessionView:
         """The Session as this request answers it (under the session's lock): the stores the

@@ -1,0 +1,76 @@
+"""A class's first clicks, run once (issue 38): 300 students who created one setup click their
+first line within a moment of one another, on sessions that are still their log alone. That
+line from a setup's start makes the same event and the same Session in every one of them (each
+Lab a copy of one seeded template, PyTorch deterministic on the CPU), so the first session to
+run it for real leaves its event and its answer here, and each later one writes that event as
+its own log's first (one row) and answers the same bytes with its own id, building nothing
+then: its Lab is built after the answer (the warm-up, or its next request replays the line).
+
+Only for what the page sends right after a creation (``?held=start``, ``since`` 0, ``moment``
+absent or 1), on SQLite, on a session this process started and nothing was done to. The answer
+is the change from the start, under a version that names the line's event by its digest (its
+``.0`` version): the session, once built, holds that answer for the next request as it holds
+its creation's (``SessionCall.hold``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic_core
+from starlette.responses import Response
+
+from app.log.records import Event
+from app.sessions.live import LiveSessions
+
+KEPT = 64  # (setup, line) pairs kept
+
+
+def version_of(event: Event) -> str:
+    """The version of the answer to a log's first event: 64 bits of its digest, then ``.0``."""
+    text = json.dumps(event.to_json(), separators=(",", ":"), sort_keys=True).encode()
+    return f"{hashlib.blake2b(text, digest_size=8).hexdigest()}.0"
+
+
+@dataclass(frozen=True)
+class First:
+    event: Event
+    body: bytes  # the answer as JSON, without its id
+
+
+class Firsts:
+    """The first lines run from each setup's start, by (the setup's key, the line asked)."""
+
+    def __init__(self, kept: int = KEPT) -> None:
+        self.kept = kept
+        self._firsts: OrderedDict[tuple[str, str], First] = OrderedDict()
+
+    def offer(self, setup_key: str, asked: str, event: Event, answer: dict[str, Any]) -> str:
+        """Keep the first line ``asked`` of a session of ``setup_key``, which made ``event``
+        and ``answer`` (the change from the start); returns the answer's version."""
+        version = version_of(event)
+        shared = {k: v for k, v in answer.items() if k != "id"} | {"version": version}
+        body = pydantic_core.to_json(shared, inf_nan_mode="strings")
+        self._firsts[setup_key, asked] = First(event, body)
+        while len(self._firsts) > self.kept:
+            self._firsts.popitem(last=False)
+        return version
+
+    def answer(self, sessions: LiveSessions, session_id: str, asked: str) -> Response | None:
+        """The shared answer of a started session's first line, its event written; None when
+        this one must go the usual way."""
+        setup_key = sessions.untouched(session_id)
+        first = None if setup_key is None else self._firsts.get((setup_key, asked))
+        if setup_key is None or first is None:
+            return None
+        if not sessions.first_line(session_id, setup_key, first.event):
+            return None
+        head = b'{"id":' + json.dumps(session_id).encode() + b","
+        return Response(head + first.body[1:], media_type="application/json")
+
+
+FIRSTS = Firsts()
