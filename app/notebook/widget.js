@@ -1,4 +1,4 @@
-/* loop-stepper bundle: sha256 ac61f47624b55db7142415dcfd9bcd20b44e155a3884401b65d72ae3a96da9a1 of static/js/api.js static/js/catalogue.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
+/* loop-stepper bundle: sha256 078c7287a007c24023dcf6250bcfe7eb62ba4c35dfbaff1e99e3adf9ea342247 of static/js/api.js static/js/catalogue.js static/js/changes.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
 // static/js/views/source.js
 function createSource(root, source) {
   let list = document.createElement("ol");
@@ -223,6 +223,41 @@ function catalogue() {
 }
 var entries = () => catalogue().entries, entry = (name) => entries().find((e) => e.name === name);
 
+// static/js/changes.js
+function restore(answer, held2) {
+  if (!answer || !Array.isArray(answer.unchanged)) return answer;
+  if (!held2) throw new Error("an answer left out stores this page does not hold");
+  let whole = { ...answer };
+  delete whole.unchanged, whole.params = answer.params ? answer.params.map((entry2, i) => ({ ...held2.params[i], ...entry2 })) : held2.params;
+  for (let store of answer.unchanged)
+    store !== "params" && store !== "grad" && store in held2 && (whole[store] = held2[store]);
+  return whole;
+}
+var Held = class {
+  constructor(kept = 4) {
+    this.kept = kept, this.sessions = /* @__PURE__ */ new Map();
+  }
+  /** What a request on session `id` says it holds: the newest version, else "none". */
+  held(id) {
+    let answers = this.sessions.get(id);
+    return answers?.size ? [...answers.keys()].at(-1) : "none";
+  }
+  /** `answer` (to a request that sent `sent`) made whole, and kept under its version. */
+  take(id, answer, sent) {
+    let whole = restore(answer, this.sessions.get(id)?.get(sent));
+    return whole?.version && this.keep(id, whole.version, whole), whole;
+  }
+  /** Keep `session` as what `version` names for session `id` ("start": its creation's answer). */
+  keep(id, version, session2) {
+    let answers = this.sessions.get(id) ?? /* @__PURE__ */ new Map();
+    for (answers.delete(version), answers.set(version, session2); answers.size > this.kept; ) answers.delete(answers.keys().next().value);
+    this.sessions.set(id, answers);
+  }
+  forget(id) {
+    this.sessions.delete(id);
+  }
+};
+
 // static/js/api.js
 function words(detail) {
   return typeof detail == "string" ? detail : Array.isArray(detail) ? detail.map((d) => `${(d.loc ?? []).filter((part) => part !== "body").join(" ")}: ${d.msg}`).join("; ") : JSON.stringify(detail);
@@ -285,21 +320,30 @@ function since(id) {
   let known = histories.get(id);
   return known?.length ? known[known.length - 1].n + 1 : 0;
 }
-var moments = /* @__PURE__ */ new Map();
-function merge(s) {
-  if (s?.id && Number.isInteger(s.moment) && moments.set(s.id, s.moment), !s?.id || !Array.isArray(s.history)) return s;
+var moments = /* @__PURE__ */ new Map(), held = new Held();
+function merge(s, sent) {
+  if (s?.id && sent !== void 0 && (s = held.take(s.id, s, sent)), s?.id && Number.isInteger(s.moment) && moments.set(s.id, s.moment), !s?.id || !Array.isArray(s.history)) return s;
   let from = s.history.length ? s.history[0].n : s.losses, kept = (histories.get(s.id) ?? []).filter((p) => p.n < from && p.n < s.losses);
   return s.history = kept.concat(s.history).slice(-KEPT), histories.set(s.id, s.history), s;
 }
+function created(s) {
+  let whole = merge(s);
+  return whole?.id && held.keep(whole.id, "start", whole), whole;
+}
+function holding(id) {
+  let sent = held.held(id);
+  return [`?since=${since(id)}&held=${sent}`, sent];
+}
 async function onSession(method, id, suffix = "", body) {
-  return merge(await call(method, `${session(id)}${suffix}?since=${since(id)}`, body, !0));
+  let [query, sent] = holding(id);
+  return merge(await call(method, `${session(id)}${suffix}${query}`, body, !0), sent);
 }
 async function onLine(id, suffix, body) {
-  let at = moments.get(id), moment = at === void 0 ? "" : `&moment=${at + 1}`, url = `${session(id)}${suffix}?since=${since(id)}${moment}`;
-  return merge(await call("POST", url, body, !0, moment !== ""));
+  let at = moments.get(id), moment = at === void 0 ? "" : `&moment=${at + 1}`, [query, sent] = holding(id), url = `${session(id)}${suffix}${query}${moment}`;
+  return merge(await call("POST", url, body, !0, moment !== ""), sent);
 }
 var api = {
-  create: async (setup) => merge(await call("POST", "api/sessions", setup, !0)),
+  create: async (setup) => created(await call("POST", "api/sessions", setup, !0)),
   get: (id) => onSession("GET", id),
   patch: (id, changes) => onSession("PATCH", id, "", changes),
   line: (id, name) => {
@@ -309,7 +353,7 @@ var api = {
   next: (id) => onLine(id, "/next"),
   run: (id, iterations) => onSession("POST", id, "/run", { iterations }),
   reset: (id) => onSession("POST", id, "/reset"),
-  remove: (id) => (histories.delete(id), call("DELETE", session(id))),
+  remove: (id) => (histories.delete(id), held.forget(id), call("DELETE", session(id))),
   // the timeline (issue 9): every answer is the Session as it stood at that moment
   rewind: (id, to) => onSession("POST", id, "/rewind", { to }),
   back: (id) => onSession("POST", id, "/back"),
@@ -317,15 +361,15 @@ var api = {
   // predict first and explain a number (issue 17)
   question: (id) => call("GET", `${session(id)}/question`),
   predict: async (id, choice) => {
-    let answer = await call("POST", `${session(id)}/predict?since=${since(id)}`, { choice });
-    return answer.session && (answer.session = merge(answer.session)), answer;
+    let [query, sent] = holding(id), answer = await call("POST", `${session(id)}/predict${query}`, { choice });
+    return answer.session && (answer.session = merge(answer.session, sent)), answer;
   },
   score: (id) => call("GET", `${session(id)}/score`),
   explain: (id, param, index) => call("GET", `${session(id)}/explain?param=${encodeURIComponent(param)}&index=${index}`),
   // a page of a big tensor's exact elements (issue 28): {store, name, key?, start, stop}
   tensor: (id, query) => call("GET", `${session(id)}/tensor?${new URLSearchParams(query)}`, void 0, !0),
   snapshot: (id) => call("POST", `${session(id)}/snapshot`),
-  open: async (token) => merge(await call("POST", "api/sessions", { snapshot: token }, !0)),
+  open: async (token) => created(await call("POST", "api/sessions", { snapshot: token }, !0)),
   /** Where the session's code downloads from (links, not fetches: the browser saves them). */
   scriptUrl: (id, format) => `${session(id)}/script${format ? `?format=${format}` : ""}`,
   // your own model (issue 28): a spec checked dry, a CSV file kept as a dataset
@@ -340,7 +384,7 @@ var api = {
     return data;
   },
   // prepared lessons (issue 29)
-  lessonSession: async (lesson) => merge(await call("POST", `api/lessons/${encodeURIComponent(lesson)}/sessions`, void 0, !0)),
+  lessonSession: async (lesson) => created(await call("POST", `api/lessons/${encodeURIComponent(lesson)}/sessions`, void 0, !0)),
   nextStop: (id) => onSession("POST", id, "/lesson/next-stop"),
   lessonAnswer: (id, stop, choices) => call("POST", `${session(id)}/lesson/answer`, { stop, choices }),
   lessonScore: (id) => call("GET", `${session(id)}/lesson/score`),
@@ -367,7 +411,7 @@ var api = {
   tally: (id) => call("GET", `${session(id)}/quiz`),
   reveal: (id) => call("POST", `${session(id)}/quiz/reveal`),
   selfAnswer: (id, choice) => call("POST", `${session(id)}/quiz/answer`, { choice }),
-  createQuiz: async () => merge(await call("POST", "api/sessions", { quiz: !0 }, !0)),
+  createQuiz: async () => created(await call("POST", "api/sessions", { quiz: !0 }, !0)),
   lecture: (code) => call("GET", `api/lectures/${encodeURIComponent(code)}`),
   answer: (code, choice, voter) => call("POST", `api/lectures/${encodeURIComponent(code)}/answers`, voter ? { choice, voter } : { choice }),
   fork: (code) => call("POST", `api/lectures/${encodeURIComponent(code)}/fork`, void 0, !0),
@@ -377,7 +421,7 @@ var api = {
   voteAgain: (id) => call("POST", `${session(id)}/lecture/question/again`),
   predictVote: (code, choice, voter) => call("POST", `api/lectures/${encodeURIComponent(code)}/predictions`, voter ? { choice, voter } : { choice }),
   reportUrl: (id) => `${session(id)}/lecture/report`,
-  eventsUrl: (code) => `${paths.root}api/lectures/${encodeURIComponent(code)}/events`
+  eventsUrl: (code) => `${paths.root}api/lectures/${encodeURIComponent(code)}/events?changes=1`
 };
 
 // static/js/views/summary.js

@@ -89,11 +89,20 @@ def warming(pool: HeavyPool, copies: Copies, session_id: str) -> BackgroundTask:
     finds it there. An overloaded pool leaves that to the first click. No pause for light work
     here: a warm-up is a millisecond or two, and one pausing in its slot would keep a class's
     first clicks (heavy until their sessions are in memory) queued behind 300 sleeping ones.
-    Queued under the session's id: its student's first request builds it first (``take``)."""
+    Queued under the session's id: its student's first request builds it first (``take``).
+
+    A started session whose setup's first line the class already shares (``firsts.py``) is
+    not built when its turn comes: its first click needs no Lab, and the class's builds then
+    come at their second clicks, spread over a second, not in the burst of their first."""
+
+    def warm(session_id: str) -> None:
+        setup_key = copies.sessions.untouched(session_id)
+        if setup_key is None or not FIRSTS.knows(setup_key):
+            copies.warm(session_id)
 
     async def after() -> None:
         with contextlib.suppress(PoolFull, Withdrawn):  # withdrawn: its request built it
-            await pool.run(copies.warm, session_id, key=session_id)
+            await pool.run(warm, session_id, key=session_id)
 
     return BackgroundTask(after)
 

@@ -48,6 +48,7 @@ class Firsts:
     def __init__(self, kept: int = KEPT) -> None:
         self.kept = kept
         self._firsts: OrderedDict[tuple[str, str], First] = OrderedDict()
+        self._known: frozenset[str] = frozenset()  # their setups (read from other threads)
 
     def offer(self, setup_key: str, asked: str, event: Event, answer: dict[str, Any]) -> str:
         """Keep the first line ``asked`` of a session of ``setup_key``, which made ``event``
@@ -58,7 +59,12 @@ class Firsts:
         self._firsts[setup_key, asked] = First(event, body)
         while len(self._firsts) > self.kept:
             self._firsts.popitem(last=False)
+        self._known = frozenset(key for key, _ in self._firsts)
         return version
+
+    def knows(self, setup_key: str) -> bool:
+        """Whether a first line of ``setup_key``'s is kept (asked from worker threads too)."""
+        return setup_key in self._known
 
     def answer(self, sessions: LiveSessions, session_id: str, asked: str) -> Response | None:
         """The shared answer of a started session's first line, its event written; None when
