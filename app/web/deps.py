@@ -25,8 +25,9 @@ from app.log.timeline import Timeline, TimelineError
 from app.sessions.copies import Copies
 from app.sessions.live import LiveSession as LiveSession
 from app.sessions.live import LiveSessions, SessionBusy
+from app.web import firsts
 from app.web.answers import Problem
-from app.web.firsts import FIRSTS, version_of
+from app.web.firsts import FIRSTS
 from app.web.pool import HeavyPool, PoolFull, Withdrawn, no_longer_light
 
 
@@ -244,31 +245,16 @@ class SessionCall(SessionTarget):
                     )
                 action(timeline)
             answer = self.session(timeline)
-            one = len(timeline.events) == 1 and timeline.events[0].moment
-            plain = answer.get("quiz") is None and "prediction" not in answer  # no question on
-            if first and fresh and one and plain:
-                FIRSTS.offer(timeline.setup.key(), asked, timeline.events[0], dict(answer))
+            if first and fresh:  # its first line from the start, held: the class's to share
+                FIRSTS.offer(timeline, asked, answer)
             return answer
 
         return await self.use(read)
 
     def hold(self, timeline: Timeline) -> None:
-        """Before the action: a client holding its creation's answer (``held=start``) holds
-        the stores as they stand while nothing has been done to the session yet (a start is
-        its setup's alone), so a class's first clicks carry only what their lines changed."""
-        held = self.held
-        if held == START and not timeline.events:
-            timeline.answers.hold(START, timeline.view)
-        elif held is not None and held.endswith(".0") and self._first_of(timeline, held):
-            timeline.answers.hold(held, timeline.view)
-
-    @staticmethod
-    def _first_of(timeline: Timeline, held: str) -> bool:
-        """Whether ``held`` names the log's one event, at its head: a class's shared first
-        line (``firsts.py``) answered under that event's digest."""
-        events = timeline.events
-        at = timeline.head == 0 == timeline.first
-        return at and len(events) == 1 and version_of(events[0]) == held
+        """Before the action: what ``held`` names that only the log says (``firsts.hold``)."""
+        if self.held is not None:
+            firsts.hold(timeline, self.held)
 
     def session(self, timeline: Timeline) -> SessionView:
         """The Session as this request answers it (under the session's lock): the stores the

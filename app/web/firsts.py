@@ -1,5 +1,8 @@
-"""A class's first clicks, run once (issue 38): 300 students who created one setup click their
-first line within a moment of one another, on sessions that are still their log alone. That
+"""A class's start (issue 38): what every session of a setup holds alike until it does
+something of its own, its creation's answer and its first line.
+
+A class's first clicks run once: 300 students who created one setup click their first line
+within a moment of one another, on sessions that are still their log alone. That
 line from a setup's start makes the same event and the same Session in every one of them (each
 Lab a copy of one seeded template, PyTorch deterministic on the CPU), so the first session to
 run it for real leaves its event and its answer here, and each later one writes that event as
@@ -10,7 +13,7 @@ Only for what the page sends right after a creation (``?held=start``, ``since`` 
 absent or 1), on SQLite, on a session this process started and nothing was done to. The answer
 is the change from the start, under a version that names the line's event by its digest (its
 ``.0`` version): the session, once built, holds that answer for the next request as it holds
-its creation's (``SessionCall.hold``).
+its creation's (``hold``).
 """
 
 from __future__ import annotations
@@ -19,15 +22,30 @@ import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
 
 import pydantic_core
 from starlette.responses import Response
 
+from app.engine.changes import START
+from app.engine.views import SessionView
 from app.log.records import Event
+from app.log.timeline import Timeline
 from app.sessions.live import LiveSessions
 
 KEPT = 64  # (setup, line) pairs kept
+
+
+def hold(timeline: Timeline, held: str) -> None:
+    """Before an action: the Sessions a client may hold that only the log names. ``start``,
+    its creation's answer: the stores as they stand while nothing has been done to the session
+    (a start is its setup's alone). A ``.0`` version, a shared first line's answer: the stores
+    as they stand while the log is that one event, at its head."""
+    events = timeline.events
+    one = len(events) == 1 and timeline.head == 0 == timeline.first
+    if (held == START and not events) or (
+        held.endswith(".0") and one and version_of(events[0]) == held  # the digest last
+    ):
+        timeline.answers.hold(held, timeline.view)
 
 
 def version_of(event: Event) -> str:
@@ -50,17 +68,22 @@ class Firsts:
         self._firsts: OrderedDict[tuple[str, str], First] = OrderedDict()
         self._known: frozenset[str] = frozenset()  # their setups (read from other threads)
 
-    def offer(self, setup_key: str, asked: str, event: Event, answer: dict[str, Any]) -> str:
-        """Keep the first line ``asked`` of a session of ``setup_key``, which made ``event``
-        and ``answer`` (the change from the start); returns the answer's version."""
-        version = version_of(event)
-        shared = {k: v for k, v in answer.items() if k != "id"} | {"version": version}
+    def offer(self, timeline: Timeline, asked: str, answer: SessionView) -> None:
+        """Keep the line ``asked`` a session just ran first from its start, held (its answer
+        the change from there), unless it made no moment or carries a question (a quiz, a
+        class's poll: not the others')."""
+        if len(timeline.events) != 1 or not timeline.events[0].moment:
+            return
+        if answer.get("quiz") is not None or "prediction" in answer:
+            return
+        event = timeline.events[0]
+        setup_key = timeline.setup.key()
+        shared = {k: v for k, v in answer.items() if k != "id"} | {"version": version_of(event)}
         body = pydantic_core.to_json(shared, inf_nan_mode="strings")
         self._firsts[setup_key, asked] = First(event, body)
         while len(self._firsts) > self.kept:
             self._firsts.popitem(last=False)
         self._known = frozenset(key for key, _ in self._firsts)
-        return version
 
     def knows(self, setup_key: str) -> bool:
         """Whether a first line of ``setup_key``'s is kept (asked from worker threads too)."""
