@@ -70,6 +70,7 @@ class Student(Client):
         self.held = "none"
         self.moment: int | None = None
         self.size = 0  # the last answer's bytes on the wire
+        self.ran = ""  # the line the last answer ran
 
     async def create(self, body: dict[str, Any]) -> bool:
         status, data, _ = await self.call("POST", "/api/sessions", body)
@@ -94,6 +95,7 @@ class Student(Client):
         if status == 200:
             data = json.loads(body)
             self.since, self.held, self.moment = data["losses"], data["version"], data["moment"]
+            self.ran = data["last"]["line"] if data.get("last") else ""
         return status
 
 
@@ -158,6 +160,7 @@ async def a_class(url: str, body: dict[str, Any], n: int, seconds: float) -> dic
     took: list[float] = []
     first_took: list[float] = []
     created_took: list[float] = []
+    by_line: dict[str, list[float]] = {}
     errors = 0
 
     async def one(student: Student, pause: float, phase: float) -> None:
@@ -180,6 +183,7 @@ async def a_class(url: str, body: dict[str, Any], n: int, seconds: float) -> dic
             if due >= start + SETTLE:
                 later.append(time.perf_counter() - due)
                 took.append(student.took)
+                by_line.setdefault(student.ran, []).append(student.took)
             due += 1.0
 
     await asyncio.gather(*(one(s, rng.random() * 0.2, rng.random()) for s in students))
@@ -193,6 +197,7 @@ async def a_class(url: str, body: dict[str, Any], n: int, seconds: float) -> dic
         "own": took,
         "first_own": first_took,
         "created_own": created_took,
+        "class_took": {line: statistics.median(v) for line, v in by_line.items()},
         "beside": beside,
         "errors": errors,
     }
@@ -235,6 +240,7 @@ def main() -> None:
         "/healthz p99 beside / idle (ms)",
         "answer on the wire, gzip (KB): forward, loss, zero_grad, backward, step; whole",
         "app time per line, one student (ms): forward, loss, zero_grad, backward, step",
+        "app time per line in the class (ms, median), the same lines",
         "errors",
     )
     rows = []
@@ -247,6 +253,7 @@ def main() -> None:
                 f"{ms(pct(r['beside'], 0.99))} / {ms(pct(r['idle'], 0.99))}",
                 ", ".join(kb(r["sizes"][line]) for line in LINES) + f"; {kb(r['whole'])}",
                 ", ".join(f"{r['took'][line] * 1e3:.2f}" for line in LINES),
+                ", ".join(f"{r['class_took'].get(line, 0.0) * 1e3:.2f}" for line in LINES),
                 str(r["errors"]),
             )
         )
@@ -307,15 +314,19 @@ def targets(results: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
             yes(moons_max <= 2000),
         )
     )
-    ratio = statistics.mean(mlp["took"].values()) / statistics.mean(moons["took"].values())
-    worst = max(mlp["took"][line] / moons["took"][line] for line in LINES)
-    rows.append(
-        (
-            "MLP app time per line ≤ 1.5 x moons'",
-            f"{ratio:.2f} x on average over the loop, {worst:.2f} x at worst (one line)",
-            yes(ratio <= 1.5),
+    for where, key in (("one student alone", "took"), ("in the class", "class_took")):
+        mine, theirs = mlp[key], moons[key]
+        ratio = statistics.mean(mine.get(line, 0.0) for line in LINES) / statistics.mean(
+            theirs.get(line, 0.0) for line in LINES
         )
-    )
+        worst = max(mine.get(line, 0.0) / theirs.get(line, 1.0) for line in LINES)
+        rows.append(
+            (
+                f"MLP app time per line ≤ 1.5 x moons' ({where})",
+                f"{ratio:.2f} x on average over the loop, {worst:.2f} x at worst (one line)",
+                yes(ratio <= 1.5),
+            )
+        )
     return rows
 
 

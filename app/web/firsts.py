@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -67,6 +68,7 @@ class Firsts:
         self.kept = kept
         self._firsts: OrderedDict[tuple[str, str], First] = OrderedDict()
         self._known: frozenset[str] = frozenset()  # their setups (read from other threads)
+        self._lock = threading.Lock()
 
     def offer(self, timeline: Timeline, asked: str, answer: SessionView) -> None:
         """Keep the line ``asked`` a session just ran first from its start, held (its answer
@@ -78,12 +80,15 @@ class Firsts:
             return
         event = timeline.events[0]
         setup_key = timeline.setup.key()
+        if (setup_key, asked) in self._firsts:
+            return  # kept already: the same event and answer
         shared = {k: v for k, v in answer.items() if k != "id"} | {"version": version_of(event)}
         body = pydantic_core.to_json(shared, inf_nan_mode="strings")
-        self._firsts[setup_key, asked] = First(event, body)
-        while len(self._firsts) > self.kept:
-            self._firsts.popitem(last=False)
-        self._known = frozenset(key for key, _ in self._firsts)
+        with self._lock:  # offered under a session's lock: on the loop or in a worker thread
+            self._firsts[setup_key, asked] = First(event, body)
+            while len(self._firsts) > self.kept:
+                self._firsts.popitem(last=False)
+            self._known = frozenset(key for key, _ in self._firsts)
 
     def knows(self, setup_key: str) -> bool:
         """Whether a first line of ``setup_key``'s is kept (asked from worker threads too)."""
