@@ -45,7 +45,7 @@ class BadRange(ValueError):
 # most, so the others' summaries are not made again. By id with a weak reference to check it
 # is the same tensor (a tensor's == is elementwise: no WeakKeyDictionary); a dead tensor's
 # entry goes with it. Read-only: every answer shares it.
-_SUMMARIES: dict[int, tuple[weakref.ref[torch.Tensor], int, TensorSummaryView]] = {}
+_SUMMARIES: dict[int, tuple[weakref.ref[torch.Tensor], int, TensorSummaryView, bytes]] = {}
 _SUMMARIES_LOCK = threading.Lock()
 _SUMMARIES_KEPT = 4096
 # and by content: a class on one setup and seed holds the same tensors at the same moments (each
@@ -66,7 +66,8 @@ def shown(tensor: torch.Tensor) -> Any:
         kept = _SUMMARIES.get(key)
     if kept is not None and kept[0]() is tensor and kept[1] == version:
         return kept[2]
-    made = _summary_of(tensor)
+    digest = content_digest(tensor)
+    made = _summary_of(tensor, digest)
 
     def gone(ref: weakref.ref[torch.Tensor]) -> None:
         with _SUMMARIES_LOCK:
@@ -76,13 +77,34 @@ def shown(tensor: torch.Tensor) -> Any:
     with _SUMMARIES_LOCK:
         if len(_SUMMARIES) >= _SUMMARIES_KEPT:
             _SUMMARIES.clear()
-        _SUMMARIES[key] = (weakref.ref(tensor, gone), version, made)
+        _SUMMARIES[key] = (weakref.ref(tensor, gone), version, made, digest)
     return made
 
 
-def _summary_of(tensor: torch.Tensor) -> TensorSummaryView:
+def fingerprint(tensor: torch.Tensor) -> bytes:
+    """The tensor's content, compactly and exactly (what ``changes.py`` compares an answer's
+    stores by, and keeps for the answers a client may hold): its bytes when it is sent element
+    by element, else its digest, the key its summary is kept under (made once per change)."""
+    if tensor.numel() <= LARGEST_SHOWN:
+        t = tensor.detach()
+        if t.dtype in _NUMPY:
+            return t.numpy().tobytes()
+        return t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    key = id(tensor)
+    with _SUMMARIES_LOCK:
+        kept = _SUMMARIES.get(key)
+    if kept is None or kept[0]() is not tensor or kept[1] != tensor._version:
+        shown(tensor)
+        with _SUMMARIES_LOCK:
+            kept = _SUMMARIES.get(key)
+    return content_digest(tensor) if kept is None else kept[3]
+
+
+_NUMPY = (torch.float32, torch.float64, torch.float16, torch.int64, torch.bool, torch.uint8)
+
+
+def _summary_of(tensor: torch.Tensor, digest: bytes) -> TensorSummaryView:
     """The summary of the tensor's content: made, or found made for an equal tensor."""
-    digest = content_digest(tensor)
     with _SUMMARIES_LOCK:
         made = _BY_CONTENT.get(digest)
         if made is not None:

@@ -16,7 +16,7 @@ from fastapi import Depends, Query, Request, Response
 from starlette.background import BackgroundTask
 
 from app.db import NotOwner
-from app.engine.changes import START
+from app.engine.changes import START, marks
 from app.engine.views import SessionView
 from app.lectures.hub import LectureHub
 from app.lectures.lecture import Lecture
@@ -259,8 +259,10 @@ class SessionCall(SessionTarget):
     def session(self, timeline: Timeline) -> SessionView:
         """The Session as this request answers it (under the session's lock): the stores the
         client holds left out."""
-        data: SessionView = {"id": self.session_id, **timeline.view(self.since)}
-        return timeline.answers.answer(self.sessions.shown(self.session_id, data), self.held)
+        data = self.sessions.shown(
+            self.session_id, {"id": self.session_id, **timeline.view(self.since)}
+        )
+        return timeline.answers.answer(data, lambda: marks(timeline.lab, data), self.held)
 
 
 # these two read the database off the app themselves: one dependency level less on every line

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import pydantic_core
 from starlette.responses import Response
 
-from app.engine.changes import START
+from app.engine.changes import START, marks
 from app.engine.views import SessionView
 from app.log.records import Event
 from app.log.timeline import Timeline
@@ -46,7 +46,7 @@ def hold(timeline: Timeline, held: str) -> None:
     if (held == START and not events) or (
         held.endswith(".0") and one and version_of(events[0]) == held  # the digest last
     ):
-        timeline.answers.hold(held, timeline.view)
+        timeline.answers.hold(held, lambda: marks(timeline.lab, timeline.view()))
 
 
 def version_of(event: Event) -> str:
