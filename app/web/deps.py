@@ -227,8 +227,9 @@ class SessionCall(SessionTarget):
         nothing runs again. Anywhere else, a 409. A class's first line from a setup's start is
         run once for all (``firsts.py``)."""
         first = self.held == START and self.since == 0 and self.moment in (None, 1)
-        if first:
-            shared = FIRSTS.answer(self.sessions, self.session_id, asked)
+        key = FIRSTS.first_of(self.sessions, self.session_id, asked) if first else None
+        if key is not None:
+            shared = await FIRSTS.answer(self.sessions, self.session_id, key)
             if shared is not None:
                 return shared
         meant = self.moment
@@ -249,7 +250,10 @@ class SessionCall(SessionTarget):
                 FIRSTS.offer(timeline, asked, answer)
             return answer
 
-        return await self.use(read)
+        if key is None:
+            return await self.use(read)
+        async with FIRSTS.flight(key):  # the class's others of this first line wait for it
+            return await self.use(read)
 
     def hold(self, timeline: Timeline) -> None:
         """Before the action: what ``held`` names that only the log says (``firsts.hold``)."""

@@ -22,6 +22,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 import pydantic_core
@@ -32,8 +33,10 @@ from app.engine.views import SessionView
 from app.log.records import Event
 from app.log.timeline import Timeline
 from app.sessions.live import LiveSessions
+from app.web.flights import Flights
 
 KEPT = 64  # (setup, line) pairs kept
+Key = tuple[str, str]  # a setup's key, the line asked
 
 
 def hold(timeline: Timeline, held: str) -> None:
@@ -69,6 +72,7 @@ class Firsts:
         self._firsts: OrderedDict[tuple[str, str], First] = OrderedDict()
         self._known: frozenset[str] = frozenset()  # their setups (read from other threads)
         self._lock = threading.Lock()
+        self._flights = Flights()
 
     def offer(self, timeline: Timeline, asked: str, answer: SessionView) -> None:
         """Keep the line ``asked`` a session just ran first from its start, held (its answer
@@ -94,17 +98,36 @@ class Firsts:
         """Whether a first line of ``setup_key``'s is kept (asked from worker threads too)."""
         return setup_key in self._known
 
-    def answer(self, sessions: LiveSessions, session_id: str, asked: str) -> Response | None:
-        """The shared answer of a started session's first line, its event written; None when
-        this one must go the usual way."""
+    @staticmethod
+    def first_of(sessions: LiveSessions, session_id: str, asked: str) -> Key | None:
+        """The (setup, line) a session's first line would be, if nothing was done to it yet:
+        started and untouched, or in memory with an empty log (the class's first to click)."""
         setup_key = sessions.untouched(session_id)
-        first = None if setup_key is None else self._firsts.get((setup_key, asked))
-        if setup_key is None or first is None:
-            return None
-        if not sessions.first_line(session_id, setup_key, first.event):
+        if setup_key is None:
+            live = sessions.live(session_id)
+            if live is None or live.timeline.events:
+                return None
+            setup_key = live.timeline.setup.key()
+        return setup_key, asked
+
+    async def answer(self, sessions: LiveSessions, session_id: str, key: Key) -> Response | None:
+        """The shared answer of a started session's first line ``key``, its event written,
+        once any first run of that line under way is done; None when this one must go the
+        usual way (and be that first run, in ``flight``)."""
+        await self._flights.after(_flight(key))
+        first = self._firsts.get(key)
+        if first is None or not sessions.first_line(session_id, key[0], first.event):
             return None
         head = b'{"id":' + json.dumps(session_id).encode() + b","
         return Response(head + first.body[1:], media_type="application/json")
+
+    def flight(self, key: Key) -> AbstractAsyncContextManager[None]:
+        """The first run of line ``key``: the class's other first clicks of it wait for it."""
+        return self._flights.flight(_flight(key))
+
+
+def _flight(key: Key) -> str:
+    return f"{key[1]}\n{key[0]}"
 
 
 FIRSTS = Firsts()
