@@ -50,8 +50,10 @@ class Timeline:
         *,
         keep: int = KEEP_MOMENTS,
         every: int = KEYFRAME_EVERY,
+        offset: int = 0,
     ) -> None:
         self.setup, self.journal, self.keep, self.every = setup, journal, keep, every
+        self.offset = offset  # the first keyframe waits this many more events: a class staggered
         self._spacing = every  # events between keyframes now (wider during a run)
         self.lab = Lab(setup)
         self._spare: Lab | None = None  # the scratch copy's Lab, built once (see scratch)
@@ -60,9 +62,9 @@ class Timeline:
         self.answers = Answers()  # what its clients may hold (changes.py)
 
     @classmethod
-    def restored(cls, saved: Saved, journal: KeyframeSource) -> Timeline:
+    def restored(cls, saved: Saved, journal: KeyframeSource, offset: int = 0) -> Timeline:
         """A timeline read back from the database, standing where it stood (its head)."""
-        timeline = cls(saved.setup, journal)
+        timeline = cls(saved.setup, journal, offset=offset)
         timeline.events = list(saved.events)
         timeline.first, timeline.dropped = saved.first, saved.dropped
         numbered = list(enumerate(timeline.events, start=saved.first))
@@ -269,7 +271,8 @@ class Timeline:
         # Lab refuses (loss before any forward) changes nothing, so it discards nothing
         if ENTRIES[entry].method == "forward":
             self._cut()
-            if self.head - max(self.keyframes) >= self._spacing:
+            newest = max(self.keyframes)
+            if self.head - newest >= self._spacing + (self.offset if newest < 0 else 0):
                 self._keyframe()
         try:
             if advance:
