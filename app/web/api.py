@@ -50,7 +50,7 @@ from app.web.setups import CHECKED, setup_of, spec_setup
 
 router = APIRouter(prefix="/api")
 NEW_ANSWERS = SharedAnswers(32)  # a new session's answer by setup (see create_session)
-FIRSTS = Flights()  # the setups whose first session is being made
+MAKING = Flights()  # the setups whose first session is being made
 
 
 @router.get("/scenarios", response_model=list[ScenarioOut])
@@ -101,13 +101,13 @@ async def create_session(body: CreateSession, sessions: Sessions, request: Reque
     # a setup created before: its answer is kept, and the new session is its log alone until
     # the warm-up after the answer (or its first click) builds its Lab; while its first one is
     # being made (in the pool), the class's other creations wait for it
-    await FIRSTS.after(key)
+    await MAKING.after(key)
     answer = NEW_ANSWERS.find(key)
     started = copies.start(setup) if answer is not None and quiz is None else None
     if answer is not None and started is not None:
         warm = warming(pool, copies, started)
         return answer.response(started, request.scope, status_code=201, background=warm)
-    async with FIRSTS.flight(key):
+    async with MAKING.flight(key):
         if body.model is None and sessions.has_room():
             session = copies.create(setup)
         else:
