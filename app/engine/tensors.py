@@ -61,11 +61,29 @@ def shown(tensor: torch.Tensor) -> Any:
     its summary when it has more than ``LARGEST_SHOWN`` elements."""
     if tensor.numel() <= LARGEST_SHOWN:
         return tensor.detach().tolist()
+    return _kept(tensor)[0]
+
+
+def fingerprint(tensor: torch.Tensor) -> bytes:
+    """The tensor's content, compactly and exactly (what ``changes.py`` compares an answer's
+    stores by, and keeps for the answers a client may hold): its bytes when it is sent element
+    by element, else its digest, the key its summary is kept under (made once per change)."""
+    if tensor.numel() <= LARGEST_SHOWN:
+        t = tensor.detach()
+        if t.dtype in _NUMPY:
+            return t.numpy().tobytes()
+        return t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    return _kept(tensor)[1]
+
+
+def _kept(tensor: torch.Tensor) -> tuple[TensorSummaryView, bytes]:
+    """A big tensor's summary and digest: kept while its version is the same, else made (the
+    summary found by its content when an equal tensor's was made) and kept."""
     key, version = id(tensor), tensor._version
     with _SUMMARIES_LOCK:
         kept = _SUMMARIES.get(key)
     if kept is not None and kept[0]() is tensor and kept[1] == version:
-        return kept[2]
+        return kept[2], kept[3]
     digest = content_digest(tensor)
     made = _summary_of(tensor, digest)
 
@@ -78,26 +96,7 @@ def shown(tensor: torch.Tensor) -> Any:
         if len(_SUMMARIES) >= _SUMMARIES_KEPT:
             _SUMMARIES.clear()
         _SUMMARIES[key] = (weakref.ref(tensor, gone), version, made, digest)
-    return made
-
-
-def fingerprint(tensor: torch.Tensor) -> bytes:
-    """The tensor's content, compactly and exactly (what ``changes.py`` compares an answer's
-    stores by, and keeps for the answers a client may hold): its bytes when it is sent element
-    by element, else its digest, the key its summary is kept under (made once per change)."""
-    if tensor.numel() <= LARGEST_SHOWN:
-        t = tensor.detach()
-        if t.dtype in _NUMPY:
-            return t.numpy().tobytes()
-        return t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
-    key = id(tensor)
-    with _SUMMARIES_LOCK:
-        kept = _SUMMARIES.get(key)
-    if kept is None or kept[0]() is not tensor or kept[1] != tensor._version:
-        shown(tensor)
-        with _SUMMARIES_LOCK:
-            kept = _SUMMARIES.get(key)
-    return content_digest(tensor) if kept is None else kept[3]
+    return made, digest
 
 
 _NUMPY = (torch.float32, torch.float64, torch.float16, torch.int64, torch.bool, torch.uint8)
