@@ -15,15 +15,17 @@ RUN pip install ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} torch==
 
 WORKDIR /srv/loop-stepper
 
-# Layer 2: the other dependencies, read from pyproject.toml, at the versions in requirements.lock
+# Layer 2: the other dependencies, read from pyproject.toml (the base and the server extra), at the versions in requirements.lock
 # (which pins torch's own dependencies too: any that layer 1 brought at other versions are set to
 # the lock's). The code is not copied yet, so editing it does not re-install anything.
 COPY pyproject.toml requirements.lock ./
-RUN python -c "import tomllib; d = tomllib.load(open('pyproject.toml', 'rb')); \
-print('\n'.join(d['project']['dependencies']))" >/tmp/requirements.txt \
+RUN python -c "import tomllib; d = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+print('\n'.join(d['dependencies'] + d['optional-dependencies']['server']))" >/tmp/requirements.txt \
  && pip install -r /tmp/requirements.txt -c requirements.lock && rm /tmp/requirements.txt
 
-# Layer 3: the code. app/settings.py finds templates/ and static/ beside app/.
+# Layer 3: the code: the server (app) and the library it draws the stores with (loop_stepper).
+# app/settings.py finds templates/ and static/ beside app/.
+COPY loop_stepper ./loop_stepper
 COPY app ./app
 COPY templates ./templates
 COPY static ./static

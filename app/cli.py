@@ -1,8 +1,8 @@
-"""``loop-stepper [--host H] [--port P] [--root-path /prefix] [--forwarded-allow-ips IPS]``
-starts the server; ``loop-stepper backup FILE | restore FILE | check [FILE]`` look after its
-SQLite database (the work is in ``app/db/backup.py``); ``loop-stepper doctor SCRIPT …`` runs a
-training script under the doctor (``app/doctor/script.py``). The server's modules are imported
-only when the server or the database is asked for: the doctor starts as fast as the script."""
+"""The classroom server's command line: ``loop-stepper [--host H] [--port P] [--root-path
+/prefix] [--forwarded-allow-ips IPS]`` starts the server; ``loop-stepper backup FILE | restore
+FILE | check [FILE]`` look after its SQLite database (the work is in ``app/db/backup.py``). The
+``loop-stepper`` command itself is ``loop_stepper/cli.py``: it runs ``doctor`` without the server
+and hands every other command here (the ``loop_stepper.server`` entry point)."""
 
 from __future__ import annotations
 
@@ -67,12 +67,7 @@ def raise_file_limit(settings: Settings) -> tuple[int, str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["doctor"]:
-        from app.doctor.script import main as doctor
-
-        sys.exit(doctor(argv[1:]))
-    serve(argv)
+    serve(sys.argv[1:] if argv is None else argv)
 
 
 def serve(argv: list[str]) -> None:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from app.recorder import record  # noqa: E402
+from loop_stepper.recorder import record  # noqa: E402
 
 WORKED = """
 import torch

@@ -10,16 +10,18 @@ and name its silent bugs (``watch``, ``Trace.diagnoses``, ``loop-stepper doctor 
         train(model, loader)
     doctor.diagnoses                           # [{"bug", "file", "line", "iteration", ...}]
 
-The server (``loop-stepper``) is the package ``app``; this one is what a notebook imports.
+This package runs in the user's own Python and needs torch and numpy alone (the widget: the
+``notebook`` extra). The classroom server is the package ``app`` (the ``server`` extra); it
+imports this one, never the other way round.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from app.doctor import BUGS, Doctor, watch
-from app.doctor.trace import record
-from app.recorder import MAX_MOMENTS, Moment, StatementError, Trace
+from loop_stepper.doctor import BUGS, Doctor, watch
+from loop_stepper.doctor.trace import record
+from loop_stepper.recorder import MAX_MOMENTS, Moment, StatementError, Trace
 
 __all__ = [
     "BUGS",
@@ -37,13 +39,13 @@ __all__ = [
 
 def show(trace: Trace) -> Any:
     """The widget stepping ``trace`` (needs the notebook extra: anywidget)."""
-    from app.notebook.widget import show as widget
+    from loop_stepper.notebook.widget import show as widget
 
     return widget(trace)
 
 
 def load_ipython_extension(shell: Any) -> None:
     """``%load_ext loop_stepper``: the ``%%step`` cell magic."""
-    from app.notebook.magic import load_ipython_extension as load
+    from loop_stepper.notebook.magic import load_ipython_extension as load
 
     load(shell)

@@ -1,7 +1,7 @@
 """The notebook widget's bundle: the page's ES modules that ``static/js/widget.js`` imports, in
-one file (``app/notebook/widget.js``), and the page's styles scoped to the widget
-(``app/notebook/widget.css``). anywidget loads its ``_esm`` as one string from a Blob URL, where
-relative imports do not resolve, so the modules are bundled by esbuild (npm, pinned in
+one file (``loop_stepper/notebook/widget.js``), and the page's styles scoped to the widget
+(``loop_stepper/notebook/widget.css``). anywidget loads its ``_esm`` as one string from a Blob URL,
+where relative imports do not resolve, so the modules are bundled by esbuild (npm, pinned in
 package.json) at build time; the page itself keeps loading them one by one, unbundled.
 
     npm ci && python -m support.bundle           # build both files
@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = "static/js/widget.js"
 CSS = ("static/css/page.css", "static/css/widget.css")
-OUT_JS = ROOT / "app" / "notebook" / "widget.js"
-OUT_CSS = ROOT / "app" / "notebook" / "widget.css"
+OUT_JS = ROOT / "loop_stepper" / "notebook" / "widget.js"
+OUT_CSS = ROOT / "loop_stepper" / "notebook" / "widget.css"
 ESBUILD = ROOT / "node_modules" / ".bin" / "esbuild"
 HEADER = re.compile(r"^/\* loop-stepper bundle: sha256 ([0-9a-f]{64}) of (.+) \*/$")
 IMPORT = re.compile(r"""^\s*import\s[^;]*?from\s+["'](\.[^"']+)["']""", re.MULTILINE | re.DOTALL)

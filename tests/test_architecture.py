@@ -1,70 +1,98 @@
-"""The house as docs/architecture.md draws it: packages by concept in layers, no import running
-back up (``if TYPE_CHECKING`` imports included), and one class per name across ``app/``.
+"""The house as docs/architecture.md draws it: two packages, ``app`` (the classroom server) above
+``loop_stepper`` (what runs in the user's own Python), each of packages by concept in layers, no
+import running back up (``if TYPE_CHECKING`` imports included), and one class per name across
+both.
 
-Read from the source with ``ast``: nothing of the app is imported, so a cycle that Python would
+Read from the source with ``ast``: nothing of either is imported, so a cycle that Python would
 only meet at run time in some order is found all the same."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections import defaultdict
 from pathlib import Path
 
-APP = Path(__file__).resolve().parent.parent / "app"
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app"
+LIBRARY = ROOT / "loop_stepper"
+PACKAGES = (APP, LIBRARY)
 
 # Top to bottom: a package may import only those on a lower row. Packages on one row are
-# siblings and import neither each other. The top-level modules count as packages of their own.
+# siblings and import neither each other. The top-level modules count as packages of their own;
+# ``loop_stepper`` alone is its facade (``loop_stepper/__init__.py``). The server sits above the
+# library, which never imports it.
 LAYERS: list[set[str]] = [
-    {"cli"},
-    {"main"},
-    {"web"},
-    {"lectures", "lessons", "lti", "notebook"},
-    {"sessions", "predict", "export", "settings"},
-    {"db", "doctor"},
-    {"log", "recorder"},
-    {"engine"},
-    {"spec"},
-    {"torchlock"},
+    {"app.cli"},
+    {"app.main"},
+    {"app.web"},
+    {"app.lectures", "app.lessons", "app.lti"},
+    {"app.sessions", "app.predict", "app.export", "app.settings"},
+    {"app.db"},
+    {"app.log"},
+    {"app.engine"},
+    {"app.spec"},
+    {"app.torchlock"},
+    {"loop_stepper.__main__"},
+    {"loop_stepper.cli"},
+    {"loop_stepper"},
+    {"loop_stepper.notebook"},
+    {"loop_stepper.doctor"},
+    {"loop_stepper.recorder"},
+    {"loop_stepper.stores"},
 ]
+# What the library may import beyond the standard library: torch and numpy (the lean install),
+# IPython and anywidget (the notebook extra). Never the server's stack.
+LIBRARY_MAY_IMPORT = {"torch", "numpy", "IPython", "anywidget", "traitlets"}
+
+
+def sources() -> list[Path]:
+    return sorted(p for root in PACKAGES for p in root.rglob("*.py"))
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(APP.parent).with_suffix("").parts)
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def package(module: str) -> str:
-    """The room a module lives in: ``app.web.api`` is in ``web``, ``app.main`` is ``main``."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
+    """The room a module lives in: ``app.web.api`` is in ``app.web``, ``app.main`` is
+    ``app.main``, ``loop_stepper`` (the facade) is ``loop_stepper``."""
+    return ".".join(module.split(".")[:2])
 
 
 def is_module(name: str) -> bool:
-    path = APP.parent.joinpath(*name.split("."))
+    path = ROOT.joinpath(*name.split("."))
     return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
 
 
-def imports(path: Path) -> set[str]:
-    """Every module of ``app`` this file imports, anywhere in it (functions, TYPE_CHECKING)."""
+def imported_names(path: Path) -> set[str]:
+    """Every module name this file imports, anywhere in it (functions, TYPE_CHECKING), with
+    relative imports made absolute; ``from a.b import c`` gives ``a.b.c`` where that is a
+    module of ours, else ``a.b``."""
     this = module_name(path)
     here = this.split(".") if path.name == "__init__.py" else this.split(".")[:-1]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.split(".")[0] == "app"}
+            found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             base = here[: len(here) - node.level + 1] if node.level else []
             target = ".".join(base + ([node.module] if node.module else []))
-            if target.split(".")[0] != "app":
-                continue
-            for alias in node.names:  # ``from app.x import y`` may import the module x.y
+            for alias in node.names:
                 sub = f"{target}.{alias.name}"
                 found.add(sub if is_module(sub) else target)
-    return found - {this}
+    return found
+
+
+def imports(path: Path) -> set[str]:
+    """Every module of ``app`` or ``loop_stepper`` this file imports."""
+    ours = {"app", "loop_stepper"}
+    return {n for n in imported_names(path) if n.split(".")[0] in ours} - {module_name(path)}
 
 
 def module_graph() -> dict[str, set[str]]:
-    return {module_name(p): imports(p) for p in sorted(APP.rglob("*.py"))}
+    return {module_name(p): imports(p) for p in sources()}
 
 
 def package_graph() -> dict[str, set[str]]:
@@ -125,8 +153,8 @@ def test_no_cycle_inside_a_package() -> None:
 
 def test_no_module_over_400_lines() -> None:
     long = {
-        str(p.relative_to(APP.parent)): n
-        for p in sorted(APP.rglob("*.py"))
+        str(p.relative_to(ROOT)): n
+        for p in sources()
         if (n := len(p.read_text().splitlines())) > 400
     }
     assert long == {}
@@ -151,24 +179,27 @@ def test_layers_import_only_downwards() -> None:
     assert upwards == []
 
 
-def test_the_public_package_sits_on_top() -> None:
-    """``loop_stepper`` (what a notebook imports) uses the app; nothing of the app uses it."""
-    for path in sorted(APP.rglob("*.py")):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module or ""]
-                if isinstance(node, ast.ImportFrom)
-                else []
-            )
-            assert not [n for n in names if n.split(".")[0] == "loop_stepper"], path
+def test_the_library_never_imports_the_server() -> None:
+    """``loop_stepper`` runs in a student's Colab or an engineer's project: no import of ``app``
+    (whose name a user's own project may hold), nor of the server's stack."""
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    foreign = {
+        str(path.relative_to(ROOT)): sorted(outside)
+        for path in sorted(LIBRARY.rglob("*.py"))
+        if (
+            outside := {
+                top
+                for n in imported_names(path)
+                if (top := n.split(".")[0]) not in stdlib | LIBRARY_MAY_IMPORT | {"loop_stepper"}
+            }
+        )
+    }
+    assert foreign == {}
 
 
 def test_one_class_per_name() -> None:
     where: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(APP.rglob("*.py")):
+    for path in sources():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef):
                 where[node.name].append(module_name(path))
@@ -177,8 +208,11 @@ def test_one_class_per_name() -> None:
 
 
 def test_the_map_is_the_tree() -> None:
-    """docs/architecture.md's map of the code names every package of app/, one line each."""
-    text = (APP.parent / "docs" / "architecture.md").read_text()
-    packages = sorted(p.parent.name for p in APP.glob("*/__init__.py"))
-    missing = [p for p in packages if f"app/{p}/" not in text]
+    """docs/architecture.md's map of the code names every package of app/ and loop_stepper/,
+    one line each."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    packages = sorted(
+        f"{root.name}/{p.parent.name}/" for root in PACKAGES for p in root.glob("*/__init__.py")
+    )
+    missing = [p for p in packages if p not in text]
     assert missing == []

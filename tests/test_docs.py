@@ -27,7 +27,7 @@ DEPLOY = DOCS / "deploy.md"
 # Other branches' notes, folded into docs/ when they merge: not part of the docs yet.
 INCOMING = DOCS / "incoming"
 SACRED = (
-    "pip install -e . -c requirements.lock && loop-stepper",
+    'pip install -e ".[server]" -c requirements.lock && loop-stepper',
     "bash .ci/run",
 )
 

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 
 import torch
 
-from app.engine import scenarios, stores
+from app.engine import scenarios
 from app.engine import theory as formal
 from app.engine.parts import Parts
 from app.engine.views import LossPointView, ProgramView, SessionView, TheoryView
+from loop_stepper import stores
 
 
 def view(lab: Parts, since: int = 0) -> SessionView:

@@ -28,10 +28,10 @@ from typing import Any, cast
 
 import torch
 
-from app.engine import tensors
-from app.engine.optimizers import held
 from app.engine.parts import Parts
 from app.engine.views import HeldStore, SessionView
+from loop_stepper.stores import tensors
+from loop_stepper.stores.draw import held
 
 # what an answer may leave out ("params" is the parameters' values and "grad" their .grad, the
 # two fields of each entry of the Session's ``params``; the rest are keys of the Session)

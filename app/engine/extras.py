@@ -14,9 +14,9 @@ from typing import Any
 import torch
 
 from app.engine.errors import LineError
-from app.engine.graph import kept
 from app.engine.optimizers import OptimizerSpec, SchedulerSpec
 from app.engine.views import CheckpointAt, CheckpointView, RunningLossView, SchedulerView
+from loop_stepper.stores.graph import kept
 
 
 def clip(params: Iterable[torch.nn.Parameter], max_norm: float) -> tuple[float, bool]:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
 
-from app.engine import tensors
-from app.engine.views import OptimizerView, ParamStateView, SchedulerView
+from app.engine.views import OptimizerView, SchedulerView
 
 
 @dataclass(frozen=True)
@@ -43,27 +42,6 @@ class OptimizerSpec:
 
 
 PLAIN_SGD = OptimizerSpec()
-
-
-def held(optimizers: Sequence[torch.optim.Optimizer], param: torch.Tensor) -> dict[str, Any]:
-    """What the first of ``optimizers`` holding state for ``param`` holds ({} before a step)."""
-    found: dict[str, Any] = next((o.state[param] for o in optimizers if param in o.state), {})
-    return found
-
-
-def state_of(
-    optimizers: Sequence[torch.optim.Optimizer], named: Mapping[str, torch.Tensor]
-) -> list[ParamStateView]:
-    """Per parameter, what PyTorch's ``optimizer.state`` holds for it (empty until a step):
-    the first of ``optimizers`` that holds any state for it."""
-    rows: list[ParamStateView] = []
-    for name, p in named.items():
-        state = {
-            key: tensors.shown(v) if isinstance(v, torch.Tensor) else v
-            for key, v in held(optimizers, p).items()
-        }
-        rows.append({"name": name, "state": state})
-    return rows
 
 
 def capture(

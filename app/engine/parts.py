@@ -16,14 +16,15 @@ from app.engine.amp import Amp, check
 from app.engine.effects import Setting
 from app.engine.entries import Style
 from app.engine.extras import Checkpoint, Running, Schedule
-from app.engine.graph import Graph
 from app.engine.program import NO_BUGS, Toggles, describe, program_for, toggles_of
 from app.engine.setup import Setup
 from app.engine.state import LabState
-from app.engine.views import GraphView, LastView, LossPointView
+from app.engine.views import LastView, LossPointView
 from app.spec import spec
 from app.spec.batches import Batches, MicroBatches
 from app.spec.built import Built
+from loop_stepper.stores.graph import Graph
+from loop_stepper.stores.views import GraphView
 
 HISTORY_LIMIT = 1000  # loss points kept per session: bounds memory and response size
 

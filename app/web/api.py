@@ -10,10 +10,9 @@ import torch
 from fastapi import APIRouter, Query, Request, Response
 
 from app import export
-from app.engine import Toggles, stores
+from app.engine import Toggles
 from app.engine.program import program_for
 from app.engine.setup import SetupJson
-from app.engine.tensors import PAGE_LIMIT
 from app.lectures.quizzes import self_study_preset
 from app.log.records import EventJson
 from app.log.timeline import Timeline, TimelineError
@@ -47,6 +46,8 @@ from app.web.schemas import (
     ZeroGradBody,
 )
 from app.web.setups import CHECKED, setup_of, spec_setup
+from loop_stepper import stores
+from loop_stepper.stores.tensors import PAGE_LIMIT
 
 router = APIRouter(prefix="/api")
 NEW_ANSWERS = SharedAnswers(32)  # a new session's answer by setup (see create_session)

@@ -1,5 +1,5 @@
 """``GET /api/sessions/{id}/diagnoses``: the doctor over a session's own loop
-(``app/doctor/sessions.py``), replayed from its log in a worker thread."""
+(``app/sessions/diagnoses.py``), replayed from its log in a worker thread."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import anyio.to_thread
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from app.doctor.sessions import diagnose
 from app.log.records import Event, Setup
 from app.log.timeline import Timeline
+from app.sessions.diagnoses import diagnose
 from app.web.deps import ERRORS, Target
 
 router = APIRouter(prefix="/api")

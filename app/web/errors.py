@@ -15,7 +15,6 @@ from starlette.routing import Match
 from app.db import DatabaseUnavailable, StorageFull
 from app.engine import LineError
 from app.engine.lessons import LessonRefused, refused_detail
-from app.engine.tensors import BadRange, UnknownTensor
 from app.lectures.lecture import NoLecture
 from app.lectures.quizzes import LectureConflict, TooManyVotes
 from app.lessons.library import NoLesson, NotYours
@@ -26,6 +25,7 @@ from app.spec.data import SpecError
 from app.spec.tables import CsvError
 from app.web.deps import JSONResponse
 from app.web.pool import PoolFull
+from loop_stepper.stores.tensors import BadRange, UnknownTensor
 
 BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's 400 for an unparsable body
 STORAGE_FULL = (  # a 507: the page shows it as it is

@@ -1,7 +1,7 @@
 // The notebook's stepper (issue 39): a trace `record` made of the user's own cell, stepped in
 // the browser with the page's own views. The trace is the widget's synced state, so stepping
 // needs no kernel and a saved notebook still steps. Bundled with the modules it imports into
-// app/notebook/widget.js (support/bundle.py): anywidget loads one string of JavaScript.
+// loop_stepper/notebook/widget.js (support/bundle.py): anywidget loads one string of JavaScript.
 
 import { createSource } from "./views/source.js";
 import { createStores } from "./views/stores.js";

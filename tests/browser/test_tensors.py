@@ -2,11 +2,11 @@
 exact elements fetched through GET /api/sessions/{id}/tensor, by click and by keyboard, and
 "explain this number" on a .grad element.
 
-No scenario has a tensor past 256 elements yet, so the test rewrites the Sessions the page
-receives (Playwright's routing, nothing else touched): moons' 16 x 16 weight ``2.weight`` and
-its .grad arrive as the summaries the engine makes of their real values
-(``app.engine.tensors``), in 4 x 4 blocks of 4 x 4 elements. Everything else is the real page
-against the real server: the paging requests, the elements, the explanation.
+No scenario has a tensor past 256 elements yet, so the test rewrites the Sessions the page receives
+(Playwright's routing, nothing else touched): moons' 16 x 16 weight ``2.weight`` and its .grad
+arrive as the summaries the engine makes of their real values (``loop_stepper.stores.tensors``), in
+4 x 4 blocks of 4 x 4 elements. Everything else is the real page against the real server: the paging
+requests, the elements, the explanation.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 import torch
 from playwright.sync_api import Browser, Page, Route, expect
 
-from app.engine import tensors
+from loop_stepper.stores import tensors
 
 from .conftest import attach
 from .test_a11y import AXE_CONTEXT, violations

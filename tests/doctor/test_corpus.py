@@ -4,7 +4,7 @@ silent bug of a public report and marks every diagnosis it should get with a tra
 loop (a "not a bug": accumulation, a GAN, retain_graph, a frozen backbone…) that should get
 none. ``corpus/table.py`` prints the same runs as a table.
 
-The scripts run in this process (``app.doctor.script.run``, as ``loop-stepper doctor`` runs
+The scripts run in this process (``loop_stepper.doctor.script.run``, as ``loop-stepper doctor`` runs
 them), one intra-op thread each, their warnings ignored (PyTorch's own, such as the scheduler's
 "called before optimizer.step()", are the CLI's to print, not errors here).
 """
@@ -23,8 +23,8 @@ from typing import Protocol
 import pytest
 import torch
 
-from app.doctor.bugs import BUGS, Diagnosis
-from app.doctor.script import run
+from loop_stepper.doctor.bugs import BUGS, Diagnosis
+from loop_stepper.doctor.script import run
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 BUG_SCRIPTS = sorted((CORPUS / "bugs").glob("[0-9]*.py"))

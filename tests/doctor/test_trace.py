@@ -11,7 +11,7 @@ import torch
 from IPython.core.interactiveshell import InteractiveShell
 
 import loop_stepper
-from app.recorder import record as record_without_doctor
+from loop_stepper.recorder import record as record_without_doctor
 from tests.recorder.test_record import worked
 
 BACKWARD = 15  # the worked example's backward, once its zero_grad line is gone

@@ -16,8 +16,8 @@ from torch.optim import lr_scheduler
 from torch.optim import optimizer as optim_module
 
 import loop_stepper
-from app.doctor.chart import Stopped
-from app.recorder import probe
+from loop_stepper.doctor.chart import Stopped
+from loop_stepper.recorder import probe
 
 KEYS = {"bug", "file", "line", "iteration", "message", "evidence"}
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.engine import Lab, stores
+from app.engine import Lab
 from app.engine.optimizers import PLAIN_SGD
 from app.engine.setup import Setup
-from app.recorder import record
+from loop_stepper import stores
+from loop_stepper.recorder import record
 from tests.recorder.test_record import LOOP_LINES, worked
 
 

@@ -15,11 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch import nn
 
-from app.engine import Lab, stores, tensors
+from app.engine import Lab
 from app.engine.extras import Schedule
-from app.engine.graph import Graph
 from app.engine.optimizers import PLAIN_SGD, OptimizerSpec
 from app.engine.setup import Setup
+from loop_stepper import stores
+from loop_stepper.stores import tensors
+from loop_stepper.stores.graph import Graph
 
 ADAM = OptimizerSpec("adam")
 MOMENTUM = OptimizerSpec("sgd", momentum=0.9)

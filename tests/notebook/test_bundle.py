@@ -28,15 +28,15 @@ def test_the_widget_draws_the_stores_with_the_pages_modules() -> None:
 
 def test_a_changed_source_makes_it_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     copy = tmp_path / "repo"
-    for part in ("static", "app/notebook"):
+    for part in ("static", "loop_stepper/notebook"):
         shutil.copytree(bundle.ROOT / part, copy / part)
     monkeypatch.setattr(bundle, "ROOT", copy)
-    monkeypatch.setattr(bundle, "OUT_JS", copy / "app/notebook/widget.js")
-    monkeypatch.setattr(bundle, "OUT_CSS", copy / "app/notebook/widget.css")
+    monkeypatch.setattr(bundle, "OUT_JS", copy / "loop_stepper/notebook/widget.js")
+    monkeypatch.setattr(bundle, "OUT_CSS", copy / "loop_stepper/notebook/widget.css")
     assert bundle.stale() == []
     grads = copy / "static/js/views/grads.js"
     grads.write_text(grads.read_text() + "\n// changed\n")
-    assert bundle.stale() == ["app/notebook/widget.js"]
+    assert bundle.stale() == ["loop_stepper/notebook/widget.js"]
 
 
 @pytest.mark.skipif(not bundle.ESBUILD.exists(), reason="esbuild not installed (npm ci)")

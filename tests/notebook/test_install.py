@@ -47,7 +47,7 @@ def installed_torch(tmp: Path, version: str) -> Path:
 def test_the_wheel_holds_the_widget_and_the_public_package(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel_of(tmp_path)).namelist()
     assert "loop_stepper/__init__.py" in names
-    assert {"app/notebook/widget.js", "app/notebook/widget.css"} <= set(names)
+    assert {"loop_stepper/notebook/widget.js", "loop_stepper/notebook/widget.css"} <= set(names)
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(wheel_of(tmp_path)).read(metadata).decode()
     assert "Requires-Dist: torch>=2.1" in text

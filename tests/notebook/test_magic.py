@@ -12,7 +12,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import loop_stepper
-from app.notebook.widget import Stepper
+from loop_stepper.notebook.widget import Stepper
 
 CELL = """\
 import torch

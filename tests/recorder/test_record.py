@@ -11,8 +11,8 @@ import pytest
 import torch
 from torch import nn
 
-from app.recorder import MAX_MOMENTS, Trace, record
-from app.recorder.probe import observers
+from loop_stepper.recorder import MAX_MOMENTS, Trace, record
+from loop_stepper.recorder.probe import observers
 
 WORKED = """\
 import torch

@@ -11,8 +11,9 @@ import pytest
 from pydantic import BaseModel
 
 from app.engine.questions import QuestionView
-from app.engine.views import OutputView, SessionView, TensorPageView
+from app.engine.views import OutputView, SessionView
 from app.web.answers import Output, QuestionOut, SessionOut, TensorPage
+from loop_stepper.stores.views import TensorPageView
 
 # keys of a TypedDict that no model names: a lecture's followers get the class's poll
 NOT_IN_THE_MODEL = {(SessionView, "prediction")}

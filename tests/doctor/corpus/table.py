@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository: app and tests
 
-from app.doctor.bugs import BUGS
+from loop_stepper.doctor.bugs import BUGS
 from tests.doctor.test_corpus import BUG_SCRIPTS, CORRECT_SCRIPTS, doctor, expected, found
 
 

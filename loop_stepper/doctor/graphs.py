@@ -13,8 +13,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from app.doctor import where
-from app.doctor.where import Place
+from loop_stepper.doctor import where
+from loop_stepper.doctor.where import Place
 
 MAX_NODES = 100_000  # a walk stops here: the check is then made on what it saw
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 import torch
 
-from app.doctor.where import Place
+from loop_stepper.doctor.where import Place
 
 Mark = tuple[int, int] | None
 State = Literal["empty", "fresh", "used", "stale"]

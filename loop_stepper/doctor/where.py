@@ -19,8 +19,7 @@ import torch
 _NOT_THEIRS = tuple(
     {
         str(Path(torch.__file__).resolve().parent) + os.sep,
-        str(Path(__file__).resolve().parent.parent) + os.sep,  # app
-        str(Path(__file__).resolve().parent.parent.parent / "loop_stepper") + os.sep,
+        str(Path(__file__).resolve().parent.parent) + os.sep,  # loop_stepper
         *(
             str(Path(p).resolve()) + os.sep
             for k in ("stdlib", "platstdlib", "purelib", "platlib")

@@ -1,5 +1,5 @@
 """``Chart``: what the doctor knows of the run, shared by its checks (``doctor.py`` puts them
-together). Told by the probe what the loop does (``app/recorder/probe.py``), it names each
+together). Told by the probe what the loop does (``loop_stepper/recorder/probe.py``), it names each
 silent bug at the statement whose numbers show it (``bugs.py``), once per bug and line.
 
 It reads and never writes: marks and versions of tensors, a few of their numbers, walks of the
@@ -18,11 +18,11 @@ from typing import Any, Protocol
 
 import torch
 
-from app.doctor import graphs, where
-from app.doctor.bugs import Diagnosis, message
-from app.doctor.ledger import Ledger
-from app.doctor.where import Place
-from app.recorder.probe import Observer
+from loop_stepper.doctor import graphs, where
+from loop_stepper.doctor.bugs import Diagnosis, message
+from loop_stepper.doctor.ledger import Ledger
+from loop_stepper.doctor.where import Place
+from loop_stepper.recorder.probe import Observer
 
 FULL = 4  # iterations checked in full at the start
 EVERY = 32  # then one in this many

@@ -10,9 +10,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from app.doctor import graphs
-from app.doctor.chart import Chart, Optim
-from app.doctor.where import Place
+from loop_stepper.doctor import graphs
+from loop_stepper.doctor.chart import Chart, Optim
+from loop_stepper.doctor.where import Place
 
 
 class State:

@@ -1,4 +1,4 @@
-/* loop-stepper bundle: sha256 078c7287a007c24023dcf6250bcfe7eb62ba4c35dfbaff1e99e3adf9ea342247 of static/js/api.js static/js/catalogue.js static/js/changes.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
+/* loop-stepper bundle: sha256 d961818dbcad77874a9cb277c1c707fdc77480129ef25b3d0986f710271cbc7c of static/js/api.js static/js/catalogue.js static/js/changes.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
 // static/js/views/source.js
 function createSource(root, source) {
   let list = document.createElement("ol");

@@ -8,8 +8,8 @@ import argparse
 import shlex
 from typing import Any
 
-from app.doctor.trace import record
-from app.notebook.widget import Stepper
+from loop_stepper.doctor.trace import record
+from loop_stepper.notebook.widget import Stepper
 
 PARSER = argparse.ArgumentParser(prog="%%step", add_help=False, exit_on_error=False)
 PARSER.add_argument("--iterations", default="3", help="iterations to record, or 'all'")

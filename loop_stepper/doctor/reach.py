@@ -12,10 +12,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from app.doctor import graphs
-from app.doctor.chart import Chart
-from app.doctor.evals import EvalForward, Evals, in_eval
-from app.doctor.where import Place
+from loop_stepper.doctor import graphs
+from loop_stepper.doctor.chart import Chart
+from loop_stepper.doctor.evals import EvalForward, Evals, in_eval
+from loop_stepper.doctor.where import Place
 
 KEPT_ROOTS = 16  # the newest roots a backward ran from, remembered (a kept graph reaches one)
 

@@ -1,23 +1,22 @@
 """The stores as the page draws them, from what a Lab and a recorded moment both hold.
 
-One function, ``view``, makes the parameters, their ``.grad`` (None is not zeros), the
-optimizer state, the loss and the graph of a Session (``answer.py``, a Lab) and of a notebook's
-recorded moment (``app/recorder/``) alike, from the small ``Stores`` protocol; ``page`` reads a
-page of one of those tensors' exact elements.
+One function, ``view``, makes the parameters, their ``.grad`` (None is not zeros), the optimizer
+state, the loss and the graph of a Session (``answer.py``, a Lab) and of a notebook's recorded
+moment (``loop_stepper/recorder/``) alike, from the small ``Stores`` protocol; ``page`` reads a page
+of one of those tensors' exact elements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 import torch
 
-from app.engine import tensors
-from app.engine.optimizers import held, state_of
-from app.engine.tensors import BadRange, UnknownTensor
-from app.engine.views import GraphView, ParamStateView, ParamView, TensorPageView
+from loop_stepper.stores import tensors
+from loop_stepper.stores.tensors import BadRange, UnknownTensor
+from loop_stepper.stores.views import GraphView, ParamStateView, ParamView, TensorPageView
 
 
 class Stores(Protocol):
@@ -41,6 +40,27 @@ class StoresView(TypedDict):
     optimizer_state: list[ParamStateView]
     loss: float | None
     graph: GraphView
+
+
+def held(optimizers: Sequence[torch.optim.Optimizer], param: torch.Tensor) -> dict[str, Any]:
+    """What the first of ``optimizers`` holding state for ``param`` holds ({} before a step)."""
+    found: dict[str, Any] = next((o.state[param] for o in optimizers if param in o.state), {})
+    return found
+
+
+def state_of(
+    optimizers: Sequence[torch.optim.Optimizer], named: Mapping[str, torch.Tensor]
+) -> list[ParamStateView]:
+    """Per parameter, what PyTorch's ``optimizer.state`` holds for it (empty until a step):
+    the first of ``optimizers`` that holds any state for it."""
+    rows: list[ParamStateView] = []
+    for name, p in named.items():
+        state = {
+            key: tensors.shown(v) if isinstance(v, torch.Tensor) else v
+            for key, v in held(optimizers, p).items()
+        }
+        rows.append({"name": name, "state": state})
+    return rows
 
 
 def params(named: Mapping[str, torch.Tensor]) -> list[ParamView]:

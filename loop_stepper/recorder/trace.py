@@ -1,20 +1,20 @@
 """A recorded run: the moments after each statement, how the recording ended, and its JSON.
 
 A moment is a dict in the shapes of the server's Session wherever they apply
-(``app/engine/views.py``): ``line`` and ``code`` (the statement just run), ``function`` (the
-function of the source it ran in, None at the top), ``iteration``, ``loss``, ``params`` (each
+(``loop_stepper/stores/views.py``): ``line`` and ``code`` (the statement just run), ``function``
+(the function of the source it ran in, None at the top), ``iteration``, ``loss``, ``params`` (each
 ``{name, shape, dtype, value, grad}``), ``graph``, ``optimizer_state``, and ``reads`` and
 ``writes``, the stores that statement read and wrote.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
-import pydantic_core
-
-from app.engine.views import GraphView, ParamStateView, ParamView
+from loop_stepper.stores.views import GraphView, ParamStateView, ParamView
 
 
 class Moment(TypedDict):
@@ -48,6 +48,20 @@ class StatementError(str):
         return {"message": str(self), "type": self.type, "line": self.line, "code": self.code}
 
 
+def plain(value: Any) -> Any:
+    """``value`` as strict JSON data: NaN and the infinities as the strings "NaN", "Infinity"
+    and "-Infinity" (as the server's answers spell them), tuples as lists."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
 @dataclass
 class Trace:
     """What ``record`` saw. ``stopped`` says why it ended early (``iterations`` reached, the
@@ -79,7 +93,7 @@ class Trace:
     def to_json(self) -> str:
         """The trace as JSON, every moment whole; NaN and the infinities as the strings
         "NaN", "Infinity", "-Infinity", as the server's answers spell them."""
-        return pydantic_core.to_json(self.as_dict(), inf_nan_mode="strings").decode()
+        return json.dumps(plain(self.as_dict()), separators=(",", ":"), allow_nan=False)
 
     def packed(self) -> dict[str, Any]:
         """The trace as the widget holds it: each distinct part of the moments (a tensor's view,

@@ -2,7 +2,7 @@
 name the parameters (``model.0.weight``, as the user reaches it), every optimizer that runs and
 the parameters it holds, any parameter a backward reaches, the loss and its graph.
 
-``Watched`` is the engine's ``Stores`` protocol (``app/engine/stores.py``), so a recorded
+``Watched`` is the engine's ``Stores`` protocol (``loop_stepper/stores/draw.py``), so a recorded
 moment's stores are drawn by the same function as a Lab's; ``marks`` tells which of those
 stores a statement changed, from the tensors' versions (every in-place change bumps one).
 """
@@ -15,8 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from app.engine.graph import Graph
-from app.engine.views import GraphView
+from loop_stepper.stores.graph import Graph
+from loop_stepper.stores.views import GraphView
 
 STORES = ("params", "graph", "grad", "loss", "optimizer_state")
 

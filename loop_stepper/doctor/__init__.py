@@ -1,7 +1,7 @@
 """The doctor: names each silent bug of a real training loop, at its line, from its numbers."""
 
-from app.doctor.bugs import BUGS, Diagnosis
-from app.doctor.doctor import Doctor, Stopped
-from app.doctor.watch import watch
+from loop_stepper.doctor.bugs import BUGS, Diagnosis
+from loop_stepper.doctor.doctor import Doctor, Stopped
+from loop_stepper.doctor.watch import watch
 
 __all__ = ["BUGS", "Diagnosis", "Doctor", "Stopped", "watch"]

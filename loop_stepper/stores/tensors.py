@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from app.engine.views import HeatMapView, HistogramView, TensorSummaryView
+from loop_stepper.stores.views import HeatMapView, HistogramView, TensorSummaryView
 
 LARGEST_SHOWN = 256  # elements a tensor may have to be sent element by element
 HISTOGRAM_BINS = 16

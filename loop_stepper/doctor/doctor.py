@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-from app.doctor.chart import Chart, Check, Stopped
-from app.doctor.order import Order
-from app.doctor.reach import Reach
-from app.doctor.state import State
+from loop_stepper.doctor.chart import Chart, Check, Stopped
+from loop_stepper.doctor.order import Order
+from loop_stepper.doctor.reach import Reach
+from loop_stepper.doctor.state import State
 
 __all__ = ["Doctor", "Stopped"]
 

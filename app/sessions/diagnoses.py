@@ -13,13 +13,13 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from app.doctor.bugs import Diagnosis
-from app.doctor.doctor import Doctor
-from app.doctor.where import Place
 from app.engine import Lab, LineError
 from app.engine.program import PRESETS
 from app.log.records import Event, Setup
-from app.recorder.probe import Probe
+from loop_stepper.doctor.bugs import Diagnosis
+from loop_stepper.doctor.doctor import Doctor
+from loop_stepper.doctor.where import Place
+from loop_stepper.recorder.probe import Probe
 
 LOOP = "loop"  # the file name of a session's diagnoses: its loop program
 MAX_LINES = 2_000  # lines of a log replayed at most (a longer log: its first lines)

@@ -21,7 +21,7 @@ from torch import nn
 from torch.nn.modules import module as module_hooks
 from torch.utils.hooks import RemovableHandle
 
-from app.doctor.where import Place
+from loop_stepper.doctor.where import Place
 
 KEPT = 4  # eval forwards kept between two backwards (each holds its graph until then)
 _reads: dict[type, bool] = {}

@@ -25,11 +25,11 @@ from typing import Any
 
 import torch
 
-from app.engine import stores
-from app.recorder.probe import Observer, Probe
-from app.recorder.source import Source, Statement
-from app.recorder.trace import Moment, StatementError, Trace
-from app.recorder.watched import STORES, Watched, is_loss
+from loop_stepper import stores
+from loop_stepper.recorder.probe import Observer, Probe
+from loop_stepper.recorder.source import Source, Statement
+from loop_stepper.recorder.trace import Moment, StatementError, Trace
+from loop_stepper.recorder.watched import STORES, Watched, is_loss
 
 MAX_MOMENTS = 2_000  # a trace's moments at most, whatever ``iterations`` says
 _numbers = itertools.count(1)

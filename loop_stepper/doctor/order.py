@@ -11,9 +11,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from app.doctor.chart import Chart, Optim
-from app.doctor.ledger import GradBuffer, mark
-from app.doctor.where import Place
+from loop_stepper.doctor.chart import Chart, Optim
+from loop_stepper.doctor.ledger import GradBuffer, mark
+from loop_stepper.doctor.where import Place
 
 
 class Order:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app.doctor.doctor import Doctor
-from app.recorder.probe import Probe
+from loop_stepper.doctor.doctor import Doctor
+from loop_stepper.recorder.probe import Probe
 
 
 @contextmanager

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from app.engine.views import EdgeView, GraphView, NodeView
+from loop_stepper.stores.views import EdgeView, GraphView, NodeView
 
 
 class Names:

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
-import pydantic_core
 import traitlets
 
-from app.recorder import Trace
+from loop_stepper.recorder import Trace
+from loop_stepper.recorder.trace import plain
 
 HERE = Path(__file__).parent
 
@@ -31,7 +31,7 @@ class Stepper(anywidget.AnyWidget):
 
 def packed(trace: Trace) -> dict[str, Any]:
     """The trace as the widget's state: plain JSON (the comm's encoder has no NaN)."""
-    data: dict[str, Any] = json.loads(pydantic_core.to_json(trace.packed(), inf_nan_mode="strings"))
+    data: dict[str, Any] = json.loads(json.dumps(plain(trace.packed()), allow_nan=False))
     return data
 
 

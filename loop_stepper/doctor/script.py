@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from app.doctor.bugs import Diagnosis
-from app.doctor.doctor import Stopped
-from app.doctor.watch import watch
+from loop_stepper.doctor.bugs import Diagnosis
+from loop_stepper.doctor.doctor import Stopped
+from loop_stepper.doctor.watch import watch
 
 # the failures a diagnosis names in PyTorch's own words
 NAMED_FAILURES = {"backward_twice", "no_gradient"}

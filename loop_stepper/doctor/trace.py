@@ -8,12 +8,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from app.doctor.doctor import Doctor
-from app.doctor.where import Place
-from app.recorder import Trace
-from app.recorder import record as recorded
-from app.recorder.probe import Observer
-from app.recorder.source import Source
+from loop_stepper.doctor.doctor import Doctor
+from loop_stepper.doctor.where import Place
+from loop_stepper.recorder import Trace
+from loop_stepper.recorder import record as recorded
+from loop_stepper.recorder.probe import Observer
+from loop_stepper.recorder.source import Source
 
 
 def record(
@@ -23,7 +23,7 @@ def record(
     iterations: int | None = 3,
     filename: str | None = None,
 ) -> Trace:
-    """``app.recorder.record``, and the doctor's findings in ``Trace.diagnoses``."""
+    """``loop_stepper.recorder.record``, and the doctor's findings in ``Trace.diagnoses``."""
     doctors: list[Doctor] = []
     statements = Source.parse(source).at_line
 
