@@ -9,7 +9,7 @@ import json
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import APIRouter, Header, Path, Request, Response
 from pydantic import ValidationError
 from starlette.convertors import StringConvertor, register_url_convertor
 
@@ -36,6 +36,9 @@ class LessonId(StringConvertor):
 
 
 register_url_convertor("lesson", LessonId())
+# the same rule in the OpenAPI schema, so a client (or schemathesis) never sends GET
+# /api/lessons/check, which is check's path (405) and no lesson's
+Lesson = Annotated[str, Path(json_schema_extra={"not": {"enum": ["schema", "check"]}})]
 router = APIRouter(prefix="/api", tags=["lessons"])
 MAX_DOCUMENT = 256 * 1024  # bytes of a lesson document (also its body limit)
 # the bodies that hold a document (a lesson's PUT: every path under /api/lessons/)
@@ -101,7 +104,7 @@ async def create_lesson(request: Request) -> Response:
 
 
 @router.get("/lessons/{lesson_id:lesson}", responses={404: {"model": Problem}})
-async def read_lesson(lesson_id: str, request: Request) -> Response:
+async def read_lesson(lesson_id: Lesson, request: Request) -> Response:
     pool: HeavyPool = request.app.state.pool
     return as_json(await pool.run(library.get, request.app.state.sessions.db, lesson_id))
 
@@ -110,7 +113,7 @@ async def read_lesson(lesson_id: str, request: Request) -> Response:
     "/lessons/{lesson_id:lesson}", responses={403: {"model": Problem}, 404: {"model": Problem}}
 )
 async def update_lesson(
-    lesson_id: str, request: Request, authorization: Annotated[str | None, Header()] = None
+    lesson_id: Lesson, request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> Response:
     doc = await document(request)
     pool: HeavyPool = request.app.state.pool
@@ -125,7 +128,7 @@ async def update_lesson(
     responses={403: {"model": Problem}, 404: {"model": Problem}},
 )
 async def delete_lesson(
-    lesson_id: str, request: Request, authorization: Annotated[str | None, Header()] = None
+    lesson_id: Lesson, request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> Response:
     pool: HeavyPool = request.app.state.pool
     db = request.app.state.sessions.db
@@ -136,7 +139,7 @@ async def delete_lesson(
 @router.get(
     "/lessons/{lesson_id:lesson}/file", response_class=Response, responses={404: {"model": Problem}}
 )
-async def lesson_file(lesson_id: str, request: Request) -> Response:
+async def lesson_file(lesson_id: Lesson, request: Request) -> Response:
     """The document as a download, ``<title>.lesson.json``."""
     pool: HeavyPool = request.app.state.pool
     doc = await pool.run(library.get, request.app.state.sessions.db, lesson_id)

@@ -75,9 +75,9 @@ MESSAGES: dict[str, str] = {
         "{nodes} nodes so far, growing every iteration); add loss.item(), a Python float"
     ),
     "softmax_before_loss": (
-        "{loss} was fed probabilities (every row sums to 1, values in [0, 1]): it applies "
-        "log_softmax itself, so the softmax is applied twice and training crawls; pass the raw "
-        "logits"
+        "{loss} was fed probabilities (every row sums to 1, values in [0, 1]), a softmax's "
+        "output, and takes their log_softmax, so the softmax is applied twice and training "
+        "crawls; pass the raw logits (with nll_loss, log_softmax of the logits)"
     ),
     "resume_without_optimizer": (
         "the model's weights were restored here but the stateful optimizer started again with "

@@ -28,6 +28,7 @@ FULL = 4  # iterations checked in full at the start
 EVERY = 32  # then one in this many
 Kept = Callable[[], Iterable[tuple[str, Any, Place | None]]]
 EVENTS = [n for n in vars(Observer) if not n.startswith("_")]
+HAND = 0  # the primary "optimizer" of a loop that steps by hand (no object's id)
 
 
 class Stopped(BaseException):
@@ -89,6 +90,7 @@ class Chart(Observer):
         self.optimizers: dict[int, Optim] = {}
         self.primary: int | None = None
         self.primary_steps = 0
+        self.hand_steps = 0  # steps the loop wrote by hand (hands.py)
         self.backwards = 0
         self.backward_at: Place = (None, None)
         self.backward_iteration = 1
@@ -201,6 +203,16 @@ class Chart(Observer):
         self.closure_stepping = optimizer if before else None
         self._tell("closure_step", optimizer, before)
 
+    def stepped_by_hand(self, stop: bool = True) -> None:
+        """A step written by hand was seen: counted as the first optimizer's are, in a loop
+        that has none (with ``stop``, the loop stops after the iterations asked for)."""
+        self.hand_steps += 1
+        self.ledger.steps += 1
+        if self.primary is None:
+            self.primary = HAND
+        if self.primary == HAND:
+            self._count(stop)
+
     def stepped(self, o: Optim) -> None:
         """A step of ``o`` ended (a GradScaler's skipped step too): count it; after the
         iterations asked for, stop the loop."""
@@ -210,9 +222,12 @@ class Chart(Observer):
         if self.primary is None:
             self.primary = id(o.optimizer)
         if id(o.optimizer) == self.primary:
-            self.primary_steps += 1
-            if self.limit is not None and self.primary_steps >= self.limit:
-                raise Stopped(f"stopped after {self.limit} optimizer steps")
+            self._count()
+
+    def _count(self, stop: bool = True) -> None:
+        self.primary_steps += 1
+        if stop and self.limit is not None and self.primary_steps >= self.limit:
+            raise Stopped(f"stopped after {self.limit} steps")
 
 
 def _relay(event: str) -> Callable[..., None]:

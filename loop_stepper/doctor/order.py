@@ -1,7 +1,15 @@
 """The order of the loop's calls, read from each ``.grad`` buffer (``ledger.py``): a backward
 onto a used gradient that a step then reads, a step before any backward, a clear between
 backward and step, a clear of gradients no step used, clipping at the wrong moment, the
-scheduler before the optimizer, a backward PyTorch refuses."""
+scheduler before the optimizer, a backward PyTorch refuses.
+
+A step is what moves the parameters with their gradients: an optimizer's ``step()``, or the
+loop's own arithmetic on them (``hands.py``), read alike. ``step(closure)`` reads what stands
+in ``.grad`` once its closure ran: the closure's own clears and backwards (LBFGS, Lightning's
+automatic optimization) or, when the closure only returns, the backward the loop ran before it
+(Lightning's manual optimization). A parameter the optimizer holds and no backward reaches is
+``no_gradient`` only where the forward used it (``uses.py``).
+"""
 
 from __future__ import annotations
 
@@ -11,8 +19,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from loop_stepper.doctor import graphs
 from loop_stepper.doctor.chart import Chart, Optim
-from loop_stepper.doctor.ledger import GradBuffer, mark
+from loop_stepper.doctor.hands import HandSteps, leaves_held
+from loop_stepper.doctor.ledger import GradBuffer
+from loop_stepper.doctor.uses import ForwardUse
 from loop_stepper.doctor.where import Place
 
 
@@ -21,33 +32,55 @@ class Order:
         self.doctor = doctor
         self.ledger = doctor.ledger
         self.clips: dict[Place, str] = {}  # a clip's line: its first verdict stands
+        self.hands = HandSteps()
+        self.uses = ForwardUse()
+        self.closure_from = 0  # the ledger's backwards when the running step(closure) began
+        self.unheard: list[GradBuffer] | None = None  # leaves a hand-written backward updates
 
-    def close(self) -> None: ...
-
-    def closure_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None:
-        """``step(closure)`` clears and backpropagates inside the step, and reads what its own
-        closure wrote: no order to check; after it, its gradients are used."""
-        if not before:
-            for b in self.ledger.track(p for g in optimizer.param_groups for p in g["params"]):
-                b.mark, b.cleared = mark(b.param), None
-                b.state = "empty" if b.mark is None else "used"
+    def close(self) -> None:
+        """The run ended: a last step by hand is read too."""
+        self.uses.remove()
+        if not self.inside_closure:
+            self._by_hand(stop=False)
 
     @property
     def inside_closure(self) -> bool:
         return self.doctor.closure_stepping is not None
 
+    @property
+    def by_hand_only(self) -> bool:
+        """No optimizer has stepped: the loop may move its parameters by hand."""
+        return self.ledger.steps == self.doctor.hand_steps
+
+    def closure_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None:
+        if before:
+            self.closure_from = self.ledger.backwards
+
+    def _between_evaluations(self) -> None:
+        """Inside ``step(closure)``, a clear or a backward after the closure's own backward: the
+        optimizer read those gradients in between (LBFGS evaluates its closure again)."""
+        for b in self.ledger.buffers.values():
+            if b.state == "fresh" and b.written_at > self.closure_from:
+                b.state = "used"
+
     # -- backward ----------------------------------------------------------------------
 
     def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
+        doctor = self.doctor
         if self.inside_closure:
-            return
-        self.ledger.before_backward(self.doctor.backward_at)
+            self._between_evaluations()
+        else:
+            if self._by_hand():
+                doctor.backward_iteration = doctor.iteration  # the step by hand just counted
+            if self.by_hand_only and doctor.sampled():
+                _, leaves = graphs.walk(roots)
+                self.hands.forget(self.ledger.reached(leaves))
+        self.ledger.before_backward(doctor.backward_at)
 
     def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
-        if self.inside_closure:
-            return
         doctor = self.doctor
-        reset = self.ledger.after_backward(doctor.backward_at, doctor.backward_iteration)
+        at, it = doctor.backward_at, doctor.backward_iteration
+        written, reset = self.ledger.after_backward(at, it, doctor.sampled())
         if reset:
             cleared = reset[0].cleared
             assert cleared is not None
@@ -55,6 +88,8 @@ class Order:
             doctor.name("accumulation_reset", cleared, {"params": params})
             for buffer in reset:
                 buffer.cleared = None
+        if self.by_hand_only and not self.inside_closure:
+            self.hands.remember(written)
 
     def failed_backward(self, roots: Sequence[torch.Tensor], error: BaseException) -> None:
         said, doctor = str(error), self.doctor
@@ -67,9 +102,17 @@ class Order:
     # -- step ----------------------------------------------------------------------------
 
     def before_step(self, optimizer: torch.optim.Optimizer) -> None:
-        """What the step about to run reads from each .grad."""
-        if self.inside_closure:
-            return
+        """What the step about to run reads from each .grad (a closure's: once it ran)."""
+        if self.hands.prints:
+            self.hands.forget()  # the optimizer moves its parameters from here on
+        if self.doctor.closure_stepping is None:
+            self._read(optimizer)
+
+    def after_step(self, optimizer: torch.optim.Optimizer) -> None:
+        if self.doctor.closure_stepping is not None:
+            self._read(optimizer)
+
+    def _read(self, optimizer: torch.optim.Optimizer) -> None:
         doctor = self.doctor
         o, at = doctor.optimizer(optimizer), doctor.place()
         buffers = self.ledger.track(p for g in optimizer.param_groups for p in g["params"])
@@ -92,16 +135,36 @@ class Order:
                 read["first"].append(b)
             elif not b.written and o.backwards_since > 0 and b.param.requires_grad:
                 read["never"].append(b)
+        self._stale(read["stale"])
         self._name(o, at, read)
+        if read["never"]:
+            self._never(o, read["never"], sum(b.param.requires_grad for b in buffers))
+
+    def _by_hand(self, stop: bool = True) -> bool:
+        """The parameters the loop moved by hand since a backward wrote their gradients: a step
+        that read those gradients (a stale one is ``skip_zero_grad``), counted as one."""
+        moved = self.hands.moved() if self.hands.prints else []
+        if not moved:
+            return False
+        self._stale([b for b in moved if b.state == "stale"])
+        for b in moved:
+            if b.state in ("fresh", "stale"):
+                b.state = "used"
+        self.doctor.stepped_by_hand(stop)
+        return True
+
+    def _stale(self, stale: list[GradBuffer]) -> None:
+        if stale:
+            b = stale[0]
+            assert b.stale is not None
+            made_at, it = b.stale
+            evidence: dict[str, Any] = {"param": self.doctor.names([b.param])[0], **b.stale_numbers}
+            self.doctor.name("skip_zero_grad", made_at, evidence, it)
+        for b in stale:
+            b.state = "used"
 
     def _name(self, o: Optim, at: Place, read: dict[str, list[GradBuffer]]) -> None:
         doctor = self.doctor
-        if read["stale"]:
-            b = read["stale"][0]
-            assert b.stale is not None
-            made_at, it = b.stale
-            evidence: dict[str, Any] = {"param": doctor.names([b.param])[0], **b.stale_numbers}
-            doctor.name("skip_zero_grad", made_at, evidence, it)
         if read["first"] or read["again"]:
             first = bool(read["first"])
             said = "None" if first else "the gradient an earlier step() had already used"
@@ -121,17 +184,40 @@ class Order:
             doctor.name("zeros", read["zeros"][0].cleared or at, evidence)
         for b in read["cleared"] + read["zeros"]:
             b.cleared = None
-        if read["never"]:
+
+    def _never(self, o: Optim, never: list[GradBuffer], trainable: int) -> None:
+        """Parameters the optimizer holds that the backward did not reach, at two steps: named
+        when the forward used them (a detach, a branch cut) or when none of the ``trainable``
+        ones it holds got a gradient; a sub-module the forward never calls is not a bug."""
+        if len(never) == trainable:
             o.without_gradient += 1
-            if o.without_gradient >= 2:
-                params = doctor.names(b.param for b in read["never"])
-                doctor.name("no_gradient", doctor.backward_at, {"params": params})
+            found = [b.param for b in never] if o.without_gradient >= 2 else []
+        else:
+            found = self.uses.judge([b.param for b in never])
+        if found:
+            evidence = {"params": self.doctor.names(found)}
+            self.doctor.name("no_gradient", self.doctor.backward_at, evidence)
+
+    def loss_input(self, how: str, logits: torch.Tensor) -> None:
+        """A loss computed with autograd off before any backward: the loop may write its
+        backward by hand (makemore part 4), and its updates of the tensors that require grad are
+        its steps (they move no gradient a backward wrote: counted, nothing to read)."""
+        doctor = self.doctor
+        if doctor.backwards or logits.grad_fn is not None or not self.by_hand_only:
+            return
+        if self.unheard is None:
+            self.unheard = self.ledger.track(leaves_held(doctor.frames()))
+        else:
+            self._by_hand()
+        self.hands.remember(self.unheard)
 
     # -- the other calls -------------------------------------------------------------------
 
     def zero_grad(self, owner: torch.optim.Optimizer | nn.Module, set_to_none: bool) -> None:
         if self.inside_closure:
-            return
+            self._between_evaluations()
+        else:
+            self._by_hand()
         at = self.doctor.place()
         if isinstance(owner, torch.optim.Optimizer):
             self.doctor.optimizer(owner)
@@ -142,8 +228,8 @@ class Order:
             self.ledger.sync(b, at, zeroed=True)
 
     def clip(self, parameters: list[torch.Tensor], how: str) -> None:
-        if self.inside_closure:
-            return
+        if not self.inside_closure:
+            self._by_hand()
         doctor = self.doctor
         at = doctor.place()
         buffers = self.ledger.track(p for p in parameters if p.requires_grad)

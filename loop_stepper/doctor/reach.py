@@ -1,12 +1,15 @@
 """What a backward reaches: the graph of an eval-mode forward (a training pass in eval mode, or
-a validation pass that built a graph for nothing), parameters no optimizer holds, a loss graph
-a name keeps across iterations, the same loss twice, a float16 graph without a scaler."""
+a validation pass that built a graph for nothing), parameters no optimizer holds, loss graphs
+a reference keeps across iterations (``holders.py``: more iterations' at every look; named at
+the statement that stores it, ``lookout.py``), the same loss twice, a float16 graph without a
+scaler."""
 
 from __future__ import annotations
 
-import functools
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+import weakref
+from collections import OrderedDict, deque
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -15,37 +18,49 @@ from torch import nn
 from loop_stepper.doctor import graphs
 from loop_stepper.doctor.chart import Chart
 from loop_stepper.doctor.evals import EvalForward, Evals, in_eval
+from loop_stepper.doctor.holders import LABELS, Keeper, Spent, holders, node_key, owner
+from loop_stepper.doctor.lookout import Lookout
 from loop_stepper.doctor.where import Place
 
-KEPT_ROOTS = 16  # the newest roots a backward ran from, remembered (a kept graph reaches one)
+KEPT_ROOTS = 16  # the newest roots retain_graph kept, remembered (the same loss twice)
+HOLDERS = 256  # holders whose counts are remembered between looks
+OWNERS = 4  # the user's objects that made an optimizer, remembered (weakly)
 
 
 class Reach:
     def __init__(self, doctor: Chart) -> None:
         self.doctor = doctor
         self.evals = Evals(doctor.place)
-        self.spent: OrderedDict[int, Any] = OrderedDict()  # roots whose graph backward freed
-        self.retained: OrderedDict[int, Any] = OrderedDict()  # roots kept by retain_graph
+        self.spent = Spent()  # roots whose graph a backward freed, by iteration
+        self.counts: OrderedDict[tuple[Any, ...], int] = OrderedDict()  # holder -> iterations
+        # holders found growing: the iteration of that look and the iterations' graphs kept
+        self.suspected: dict[tuple[Any, ...], tuple[int, int]] = {}
+        self.lookout = Lookout(self._stores)
+        self.owners: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+        self.retained: OrderedDict[int, None] = OrderedDict()  # roots kept by retain_graph
         self.scaled_outputs: dict[int, torch.Tensor] = {}  # what GradScaler.scale gave since
         self.fp16 = False  # a float16 autocast entered since the last backward
         self.orphans: dict[int, tuple[torch.Tensor, int]] = {}
 
     def close(self) -> None:
-        """Eval forwards no backward used were validation with a graph."""
+        """Eval forwards no backward used were validation with a graph; a store still looked
+        out for gets its line from the code, and the tracing ends."""
         for forward in self.evals.take():
             self._validation(forward)
         self.evals.remove()
+        self.lookout.close()
 
     def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
         doctor = self.doctor
         at = doctor.backward_at
         for r in roots:
-            if r.grad_fn is not None and id(r.grad_fn) in self.retained:
+            if r.grad_fn is not None and node_key(r.grad_fn) in self.retained:
                 doctor.name("backward_twice_retain", at, {"loss": _value(r), "times": 2})
         if self.fp16 and not any(id(r) in self.scaled_outputs for r in roots):
             doctor.name("float16_without_scaler", at, {"autocast": "float16", "scaler": None})
         self.fp16 = False
         self.scaled_outputs.clear()
+        self.lookout.backward()
         pending = self.evals.take()
         sampled = doctor.sampled()
         if not pending and not sampled:
@@ -58,15 +73,29 @@ class Reach:
                 doctor.name("eval_while_training", at, {"modules": modes})
         if sampled:
             self._orphans(leaves)
-            self._kept_graphs()
+            self._kept_graphs(frozenset(node_key(r.grad_fn) for r in roots if r.grad_fn))
 
     def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
+        label = self.doctor.primary_steps
         for r in roots:
-            if r.grad_fn is not None:
-                kept = self.retained if retain_graph else self.spent
-                kept[id(r.grad_fn)] = r.grad_fn
-                while len(kept) > KEPT_ROOTS:
-                    kept.popitem(last=False)
+            if r.grad_fn is None:
+                continue
+            if retain_graph:
+                self.retained[node_key(r.grad_fn)] = None
+                while len(self.retained) > KEPT_ROOTS:
+                    self.retained.popitem(last=False)
+            else:
+                self.spent.add(r.grad_fn, label)
+
+    def optimizer_made(self, optimizer: torch.optim.Optimizer) -> None:
+        """The user's object making the optimizer (``configure_optimizers``' ``self``) is
+        looked at for kept graphs too: a framework may hold it where no name of theirs does."""
+        made_by = owner(self.doctor.frames())
+        if made_by is not None:
+            with contextlib.suppress(TypeError):  # an object no weak reference can hold
+                self.owners[id(made_by)] = made_by
+                while len(self.owners) > OWNERS:
+                    del self.owners[next(iter(self.owners))]
 
     def mode_set(self, module: nn.Module, training: bool) -> None:
         self.evals.mode(module, training)
@@ -104,41 +133,48 @@ class Reach:
             at = first.made_at or doctor.backward_at
             doctor.name("not_in_optimizer", at, {"params": doctor.names(found)})
 
-    def _kept_graphs(self) -> None:
-        """Names holding a loss graph a backward already ran from (``running_loss += loss``,
-        ``losses.append(loss)``)."""
+    def _kept_graphs(self, current: frozenset[int]) -> None:
+        """References that keep more iterations' loss graphs at every look (``running_loss +=
+        loss``, ``losses.append(loss)``): the statement that stores them is looked out for."""
         if not self.spent:
             return
-        spent = set(self.spent)
-        for name, value, at in self._holders():
-            if isinstance(value, torch.Tensor):
-                fn = value.grad_fn
-                if fn is None or id(fn) in spent or not graphs.reaches(fn, spent):
-                    continue
-                evidence = {"name": name, "nodes": graphs.chain(fn), "graphs": "several"}
-            elif isinstance(value, list) and len(value) >= 2:
-                last = value[-1]
-                if not isinstance(last, torch.Tensor) or id(last.grad_fn) not in spent:
-                    continue
-                evidence = {"name": name, "nodes": "every loss's", "graphs": len(value)}
-            else:
+        for holder, value, at in self._holders():
+            if holder.key in self.suspected:
+                continue  # named, or its store looked out for
+            n = self.spent.count(value, current)
+            before = self.counts.pop(holder.key, None)
+            self.counts[holder.key] = n
+            while len(self.counts) > HOLDERS:
+                self.counts.popitem(last=False)
+            # more iterations' at this look than at the last one (or at both, more than the
+            # doctor remembers): the graphs it keeps grow with the run
+            if n < 2 or before is None or (n <= before and n < LABELS):
                 continue
-            self.doctor.name("log_tensor", at() or self.doctor.backward_at, evidence)
+            self.suspected[holder.key] = (self.doctor.iteration, n)
+            if at is not None:
+                self._stores(holder, at)
+            else:
+                self.lookout.watch(holder, value)
 
-    def _holders(self) -> Iterable[tuple[str, Any, Callable[[], Place | None]]]:
-        """Each name and what it holds, with where it is added into (found when asked)."""
+    def _stores(self, holder: Keeper, at: Place) -> None:
+        """Name the holder at the statement that stored it, with the iteration and count of the
+        look that found it growing."""
+        iteration, graphs_kept = self.suspected.get(holder.key, (None, 2))
+        value = holder.get()
+        kept = value if isinstance(value, list | tuple | deque) else [value]
+        fns = [t.grad_fn for t in kept if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        evidence = {"name": holder.name, "nodes": graphs.chain(*fns), "graphs": graphs_kept}
+        self.doctor.name("log_tensor", at, evidence, iteration)
+
+    def _holders(self) -> Iterator[tuple[Keeper, Any, Place | None]]:
+        """Each holder and what it holds, with where it is stored when the caller knows."""
         if self.doctor.kept is not None:
             for name, value, at in self.doctor.kept():
-                yield name, value, lambda at=at: at  # type: ignore[misc]
+                holder = Keeper(name, ("kept", name), lambda v=value: v, None)  # type: ignore[misc]
+                yield holder, value, at or self.doctor.backward_at
             return
-        frames = list(self.doctor.frames())
-        for frame, name, value in graphs.scopes(frames):
-            if isinstance(value, torch.Tensor | list):
-                yield name, value, functools.partial(graphs.assignment, frame, name)
-        for frame, holder, attribute, value, kind in graphs.attributes(frames):
-            if isinstance(value, torch.Tensor | list):
-                line = functools.partial(graphs.attribute_assignment, kind, frame, attribute)
-                yield f"{holder}.{attribute}", value, line
+        for holder, value in holders(self.doctor.frames(), list(self.owners.values())):
+            yield holder, value, None
 
 
 def _value(t: torch.Tensor) -> float:

@@ -1,5 +1,16 @@
 """The state around the loop: an optimizer's state lost (a resume without it, a new optimizer
-every epoch), the loss fed probabilities, the first number that stopped being finite."""
+every epoch), the loss fed probabilities, the first number that stopped being finite.
+
+A resume is a model restored where an optimizer's state exists that the restore could have
+brought back: in a checkpoint ``torch.load`` gave (written by this process or another), or in
+this process's own stateful optimizer that trained those weights. If a stateful optimizer then
+steps from no state, that state was left unloaded (``resume_without_optimizer``).
+
+Loading pretrained weights alone for fine-tuning is not a resume: a file of weights from
+another process holds no optimizer's state (never named), and in the process that trained them
+a fine-tune trains parameters the restore did not give (a new head): only an optimizer over
+restored parameters alone, with the checkpoint's state lost, is named.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +30,9 @@ class State:
     def __init__(self, doctor: Chart) -> None:
         self.doctor = doctor
         self.resume: Place | None = None  # a model's weights restored here, its optimizer not
-        self.had_state = False  # some optimizer's step left state (momentum, Adam)
         self.checkpoint_state = False  # a torch.load gave an optimizer's state
+        self.had_state = False  # an optimizer's step here left state (momentum, Adam)
+        self.restored: set[int] = set()  # the parameters the resume restored
 
     def close(self) -> None: ...
 
@@ -40,8 +52,9 @@ class State:
 
     def state_loaded(self, owner: torch.optim.Optimizer | nn.Module) -> None:
         if isinstance(owner, nn.Module):
-            if self.had_state or self.checkpoint_state:
+            if self.checkpoint_state or self.had_state:
                 self.resume = self.doctor.place()
+                self.restored = {id(p) for p in owner.parameters()}
         elif owner.state:
             self.resume = None  # the optimizer's state came back
 
@@ -67,10 +80,12 @@ class State:
     def after_step(self, optimizer: torch.optim.Optimizer) -> None:
         doctor = self.doctor
         o = doctor.optimizer(optimizer)
+        resumed = self.checkpoint_state or o.params <= self.restored  # else a fine-tune
+        if optimizer.state and o.fresh_after_resume and self.resume is not None and resumed:
+            doctor.name("resume_without_optimizer", self.resume, {"optimizer": o.kind})
         if optimizer.state:
             self.had_state = True
-            if o.fresh_after_resume and self.resume is not None:
-                doctor.name("resume_without_optimizer", self.resume, {"optimizer": o.kind})
+            if o.fresh_after_resume:
                 self.resume = None
         o.fresh_after_resume = False
         if doctor.finite and doctor.sampled() and doctor.primary in (None, id(optimizer)):
@@ -79,22 +94,34 @@ class State:
     # -- the loss's input ------------------------------------------------------------------
 
     def loss_input(self, how: str, logits: torch.Tensor) -> None:
+        """The loss's input: probabilities (a softmax's output, or numbers in [0, 1] whose rows
+        sum to 1) where ``cross_entropy`` wants logits, or a ``log_softmax`` of a softmax's
+        output where ``nll_loss`` wants log-probabilities: the softmax applied twice."""
         doctor = self.doctor
+        if not logits.is_floating_point():
+            return
         fn = graphs.grad_fn_name(logits) or ""
+        if fn.startswith("LogSoftmax"):
+            softmax = graphs.below(logits.grad_fn, "Softmax")
+            if softmax is not None:
+                probabilities = getattr(softmax, "_saved_result", None)
+                if isinstance(probabilities, torch.Tensor):
+                    self._probabilities(f"log_softmax before {how}", probabilities)
+            return
         softmaxed = fn.startswith("Softmax")
         if not softmaxed and not (doctor.sampled() and logits.dim() >= 2 and logits.numel()):
             return
-        if not logits.is_floating_point():
-            return
-        with torch.no_grad():
-            x = logits.detach().float()
-            low, high = float(x.min()), float(x.max())
-            rows = x.sum(dim=1)
-            summed = bool(torch.allclose(rows, torch.ones_like(rows), atol=1e-3))
-        if softmaxed or (low >= 0 and high <= 1 and summed):
+        if softmaxed or _probabilities(logits):
             loss = "cross_entropy (nn.CrossEntropyLoss)" if how == "cross_entropy" else how
-            evidence = {"loss": loss, "min": low, "max": high, "row_sum": float(rows.flatten()[0])}
-            doctor.name("softmax_before_loss", doctor.place(), evidence)
+            self._probabilities(loss, logits)
+
+    def _probabilities(self, loss: str, fed: torch.Tensor) -> None:
+        with torch.no_grad():
+            x = fed.detach().float()
+            low, high = float(x.min()), float(x.max())
+            row_sum = float(x.sum(dim=1).flatten()[0]) if x.dim() >= 2 else float(x.sum())
+        evidence = {"loss": loss, "min": low, "max": high, "row_sum": row_sum}
+        self.doctor.name("softmax_before_loss", self.doctor.place(), evidence)
 
     # -- finiteness ------------------------------------------------------------------------
 
@@ -126,6 +153,16 @@ class State:
             self.doctor.finite = False
             evidence = {"store": "parameter", "value": v, "where": f" in {name}"}
             self.doctor.name("nonfinite", self.doctor.place(), evidence)
+
+
+def _probabilities(x: torch.Tensor) -> bool:
+    """Numbers in [0, 1] whose rows sum to 1."""
+    with torch.no_grad():
+        x = x.detach().float()
+        if float(x.min()) < 0 or float(x.max()) > 1:
+            return False
+        rows = x.sum(dim=1)
+        return bool(torch.allclose(rows, torch.ones_like(rows), atol=1e-3))
 
 
 def _first_nonfinite(

@@ -1,7 +1,8 @@
 """``record`` with the doctor: a recorded trace's ``diagnoses``, each at its ``moment`` (the
-index of the moment after the statement it names, the last one of that line before the numbers
-showed the bug; for a statement that raised, the last moment before it) and at the iteration
-of the recorder's loop."""
+index of the moment after the statement it names, the last one of that file and line before the
+numbers showed the bug; for a statement that raised, the last moment before it) and at the
+iteration of the recorder's loop. A statement is placed in the innermost frame the recorder
+traces: the recorded source's, or an earlier cell's function it called (its ``file``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from loop_stepper.doctor.doctor import Doctor
 from loop_stepper.doctor.where import Place
 from loop_stepper.recorder import Trace
 from loop_stepper.recorder import record as recorded
+from loop_stepper.recorder.frame import Frame
 from loop_stepper.recorder.probe import Observer
 from loop_stepper.recorder.source import Source
 
@@ -27,13 +29,26 @@ def record(
     doctors: list[Doctor] = []
     statements = Source.parse(source).at_line
 
+    trace_name: list[str | None] = [None]
+
     def watcher(trace: Trace, name: str) -> Observer:
+        trace_name[0] = name
+
         def locate() -> Place:
             frame = sys._getframe(1)
             while frame is not None:
-                if frame.f_code.co_filename == name:
-                    statement = statements.get(frame.f_lineno)
-                    return name, frame.f_lineno if statement is None else statement.first
+                filename = frame.f_code.co_filename
+                traced = getattr(frame.f_trace, "__self__", None)
+                at = (
+                    statements
+                    if filename == name
+                    else traced.source.at_line
+                    if isinstance(traced, Frame)
+                    else None
+                )
+                if at is not None:
+                    statement = at.get(frame.f_lineno)
+                    return filename, frame.f_lineno if statement is None else statement.first
                 frame = frame.f_back  # type: ignore[assignment]
             return None, None
 
@@ -49,7 +64,15 @@ def record(
         # named when the numbers showed it (a step reading a stale .grad): the moment is the
         # latest one before then of the line it names (the backward that made it stale)
         at: int = min(d.get("moment", 0), len(moments) - 1)  # type: ignore[call-overload]
-        at = next((i for i in range(at, -1, -1) if moments[i]["line"] == d["line"]), at)
+        file = None if d["file"] == trace_name[0] else d["file"]
+        at = next(
+            (
+                i
+                for i in range(at, -1, -1)
+                if moments[i]["line"] == d["line"] and moments[i].get("file") == file
+            ),
+            at,
+        )
         d["moment"] = at if moments else None  # type: ignore[typeddict-unknown-key]
         d["iteration"] = moments[at]["iteration"] if moments else 0
     trace.diagnoses = [dict(d) for d in doctor.diagnoses]

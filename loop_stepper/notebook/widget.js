@@ -1,4 +1,4 @@
-/* loop-stepper bundle: sha256 d961818dbcad77874a9cb277c1c707fdc77480129ef25b3d0986f710271cbc7c of static/js/api.js static/js/catalogue.js static/js/changes.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
+/* loop-stepper bundle: sha256 97debf3051ff290fddd5d9f7a11a51304d4e67703eacba0f4c8d69f4fd77d372 of static/js/api.js static/js/catalogue.js static/js/changes.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
 // static/js/views/source.js
 function createSource(root, source) {
   let list = document.createElement("ol");
@@ -793,8 +793,9 @@ var MARKUP2 = `
   <p class="ls-ended hint"></p>
   <div class="ls-diagnoses" aria-live="polite"></div>
   <div class="ls-layout">
-    <section class="panel code-panel" aria-label="The cell">
-      <h2>The cell <span class="ls-iteration"></span></h2><div class="ls-source"></div></section>
+    <section class="panel code-panel ls-code" aria-label="The cell">
+      <h2><span class="ls-title">The cell</span> <span class="ls-iteration"></span></h2>
+      <div class="ls-source"></div></section>
     <div class="stores"></div>
   </div>`;
 function unpack(trace, k, history) {
@@ -816,20 +817,35 @@ function unpack(trace, k, history) {
 function render({ model, el }) {
   let root = document.createElement("div");
   root.className = "loop-stepper", root.tabIndex = 0, root.setAttribute("aria-label", "Loop Stepper: the recorded cell"), root.innerHTML = MARKUP2, el.replaceChildren(root);
-  let $ = (cls) => root.querySelector(`.${cls}`), stores = createStores($("stores")), trace = null, source = null, history = [], at = 0, shown = null;
+  let $ = (cls) => root.querySelector(`.${cls}`), stores = createStores($("stores")), trace = null, listings = /* @__PURE__ */ new Map(), history = [], at = 0, shown = null;
   function load() {
-    trace = model.get("trace"), at = 0, shown = null, source = createSource($("ls-source"), trace.source ?? ""), history = trace.moments.flatMap((m, i) => m.writes.includes("loss") && m.loss !== null ? [{ k: i + 1, n: i, iteration: m.iteration, loss: m.loss }] : []);
+    trace = model.get("trace"), at = 0, shown = null, listings.clear(), $("ls-source").replaceChildren(), history = trace.moments.flatMap((m, i) => m.writes.includes("loss") && m.loss !== null ? [{ k: i + 1, n: i, iteration: m.iteration, loss: m.loss }] : []);
     let ended = trace.error ? `Stopped by an error at line ${trace.error.line}: ${trace.error.type}: ${trace.error.message}` : trace.stopped ?? `Ran to its end: ${trace.moments.length} moments, ${trace.iterations} iterations.`;
     $("ls-ended").textContent = ended, $("ls-timeline").max = String(trace.moments.length), go(0);
+  }
+  function titleOf(file) {
+    return file === null ? "the cell" : trace.titles?.[file] ?? file;
+  }
+  function listingOf(file) {
+    if (!listings.has(file)) {
+      let box = document.createElement("div");
+      $("ls-source").append(box);
+      let text = file === null ? trace.source ?? "" : trace.sources?.[file] ?? "", show = createSource(box, text);
+      box.firstChild.setAttribute("aria-label", file === null ? "The cell's source" : `The source of ${titleOf(file)}`), listings.set(file, { box, show });
+    }
+    for (let [f, { box }] of listings) box.hidden = f !== file;
+    return listings.get(file).show;
   }
   function go(k) {
     at = Math.max(0, Math.min(trace.moments.length, k));
     let session2 = unpack(trace, at, history);
     stores(session2, shown), shown = session2;
-    let m = at === 0 ? null : trace.moments[at - 1];
-    source(m ? m.line : null, m ? m.line + m.code.split(`
+    let m = at === 0 ? null : trace.moments[at - 1], file = m?.file ?? null, name = titleOf(file);
+    listingOf(file)(m ? m.line : null, m ? m.line + m.code.split(`
 `).length - 1 : null);
-    let where = m ? `moment ${at} of ${trace.moments.length} \u2014 after line ${m.line}: ${m.code.split(`
+    let heading = file === null ? "The cell" : `${m.function ?? "code"}() in ${name}`;
+    $("ls-title").textContent = heading, $("ls-code").setAttribute("aria-label", heading);
+    let of = file === null ? "" : ` of ${name}`, where = m ? `moment ${at} of ${trace.moments.length} \u2014 after line ${m.line}${of}: ${m.code.split(`
 `)[0]}` : `moment 0 of ${trace.moments.length} \u2014 the start`;
     $("ls-where").textContent = where;
     let slider = $("ls-timeline");

@@ -9,8 +9,10 @@ what the statement read. Nothing here changes a number: the tensors are only rea
 
 An **iteration** is one pass of the loop whose body calls ``backward()`` (directly or through
 a function it calls): the innermost loop of the source around the running backward, found at
-the first backward. The run stops at the start of the pass after ``iterations`` (the loop of
-100,000 stops after 3, and ``Trace.stopped`` says so), and after ``MAX_MOMENTS`` in any case.
+the first backward; in a loop without one (a backward written by hand), the loop around the
+first step written by hand that is not a loop over the parameters (``step.py``). The run
+stops at the start of the pass after ``iterations`` (the loop of 100,000 stops after 3, and
+``Trace.stopped`` says so), and after ``MAX_MOMENTS`` in any case.
 """
 
 from __future__ import annotations
@@ -26,15 +28,19 @@ from typing import Any
 import torch
 
 from loop_stepper import stores
+from loop_stepper.recorder.drawn import Drawn
+from loop_stepper.recorder.files import UserFiles, title
+from loop_stepper.recorder.frame import Frame, TraceFunction
+from loop_stepper.recorder.marks import by_hand, is_loss, read_by
 from loop_stepper.recorder.probe import Observer, Probe
 from loop_stepper.recorder.source import Source, Statement
+from loop_stepper.recorder.step import loop_around
 from loop_stepper.recorder.trace import Moment, StatementError, Trace
-from loop_stepper.recorder.watched import STORES, Watched, is_loss
+from loop_stepper.recorder.watched import STORES, Watched
 
 MAX_MOMENTS = 2_000  # a trace's moments at most, whatever ``iterations`` says
 _numbers = itertools.count(1)
 _HIDDEN = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>")
-TraceFunction = Callable[[types.FrameType, str, Any], Any]
 
 
 class _Stop(BaseException):
@@ -64,8 +70,9 @@ def record(
     code = compile(source, name, "exec")
     linecache.cache[name] = (len(source), None, source.splitlines(True), name)  # tracebacks
     _warm()
-    recorder = Recorder(parsed, name, iterations)
-    recorder.watched.find(space)
+    recorder = Recorder(parsed, name, iterations, UserFiles(space))
+    recorder.watched.space, recorder.watched.loop_variables = space, parsed.loop_variables
+    recorder.watched.settle(space)
     recorder.trace.start = dict(stores.view(recorder.watched))
     recorder.before = recorder.watched.marks()
     also = None if watcher is None else watcher(recorder.trace, name)
@@ -83,55 +90,21 @@ def _warm() -> None:
         import torch._dynamo  # noqa: F401
 
 
-class Frame:
-    """One running frame of the source's code: the statement it is in and where it started."""
-
-    def __init__(self, recorder: Recorder, frame: types.FrameType) -> None:
-        self.recorder, self.frame = recorder, frame
-        self.current: Statement | None = None
-        self.lasti = -1
-        self.raised = False
-        self.first: dict[int, int] = {}  # a statement's first offset (a loop jumps back there)
-
-    def trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunction | None:
-        if event == "line":
-            self.line(frame)
-        elif event == "return":
-            self.done()
-        elif event == "exception":
-            self.raised = True
-        return self.trace
-
-    def line(self, frame: types.FrameType) -> None:
-        statement = self.recorder.source.at_line.get(frame.f_lineno)
-        if statement is None:
-            return
-        lasti = frame.f_lasti
-        start = self.first.setdefault(statement.first, lasti)
-        again = statement is self.current and lasti < self.lasti and lasti <= start
-        self.lasti = lasti
-        if statement is self.current and not again:
-            return  # the same statement, on another of its lines
-        self.done()
-        self.current = statement
-        header = self.recorder.source.loop_starts.get(statement.first)
-        if header is not None:
-            self.recorder.pass_started(frame.f_code, header)
-
-    def done(self) -> None:
-        """The current statement completed (unless it raised)."""
-        statement, raised = self.current, self.raised
-        self.current, self.raised = None, False
-        if statement is not None and not raised and not statement.compound:
-            self.recorder.completed(statement, self.frame)
-
-
 class Recorder(Observer):
     """The trace function, the probe's observer and the moments they make."""
 
-    def __init__(self, source: Source, filename: str, iterations: int | None) -> None:
+    def __init__(
+        self,
+        source: Source,
+        filename: str,
+        iterations: int | None,
+        files: UserFiles | None = None,
+    ) -> None:
         self.source, self.filename, self.limit = source, filename, iterations
+        self.files = files or UserFiles({})  # the user's other code: an earlier cell's functions
+        self.visited: set[str] = set()  # the files of that code its moments are in
         self.watched = Watched()
+        self.drawn = Drawn()  # each parameter's last drawing, made again when it changed
         self.trace = Trace(source.text)
         self.reads: set[str] = set()  # what the probe heard read since the last moment
         self.writes: set[str] = set()  # and written (a zero_grad of None writes .grad)
@@ -142,6 +115,7 @@ class Recorder(Observer):
         self.pass_began: dict[tuple[types.CodeType, int], int] = {}  # at which moment
         self.loop: tuple[types.CodeType, int] | None = None
         self.backwards = 0
+        self.stepped = False  # an optimizer stepped since the last moment
         self.iteration = 0
 
     # -- running --------------------------------------------------------------------
@@ -155,18 +129,45 @@ class Recorder(Observer):
                     exec(code, space)  # the user's own code, in their own kernel
                 finally:
                     sys.settrace(previous)
-            except _Stop:
+            except _Stop as stop:
                 self.trace.ended = "stopped"
+                self._stopped_inside(stop)
             except BaseException as error:  # the user's, in its own words; never raised
                 self.trace.ended = "error"
                 self.trace.error = self._error(error)
         self.trace.iterations = self.iteration
+        self.trace.sources = self.files.texts(self.visited)
+        self.trace.titles = {name: title(name) for name in self.trace.sources}
 
     def call(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunction | None:
+        """The global trace function: a frame of the source, or of the user's other code, is
+        traced line by line; any other runs untraced."""
         code = frame.f_code
-        if code.co_filename != self.filename or code.co_name in _HIDDEN:
+        name = code.co_filename
+        if code.co_name in _HIDDEN:
             return None
-        return Frame(self, frame).trace
+        if name == self.filename:
+            return Frame(self, frame, self.source).trace
+        known = self.files.known  # decided once per file name: one lookup per call
+        source = known[name] if name in known else self.files.source_of(name)
+        return None if source is None else Frame(self, frame, source, name).trace
+
+    def _stopped_inside(self, stop: _Stop) -> None:
+        """A recording that stopped inside a call of the user's other code says so: the rest
+        of that call (its prints, its evaluation) did not run."""
+        inside: types.FrameType | None = None
+        tb = stop.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename in self.visited:
+                inside = tb.tb_frame
+            tb = tb.tb_next
+        if inside is None or self.trace.stopped is None:
+            return
+        name, line = inside.f_code.co_filename, inside.f_lineno
+        self.trace.stopped += (
+            f"; it stopped inside {inside.f_code.co_name}() of {title(name)} (line {line}): "
+            "the rest of that call did not run"
+        )
 
     def _error(self, error: BaseException) -> StatementError:
         line: int | None = None
@@ -209,6 +210,15 @@ class Recorder(Observer):
             frame = frame.f_back  # type: ignore[assignment]
         return None
 
+    def _found(self, loop: tuple[types.CodeType, int] | None) -> None:
+        """The training loop is known (at the first backward, or the first step written by
+        hand of a loop without one): the moments of its pass so far are its iteration's."""
+        self.loop = loop
+        first = self.pass_began.get(loop, 0) if loop else 0
+        self.iteration = self.passes.get(loop, 1) if loop else 1
+        for m in self.trace.moments[first:]:
+            m["iteration"] = self.iteration
+
     def frames_for(self, frame: types.FrameType) -> Frame | None:
         trace = frame.f_trace
         owner = getattr(trace, "__self__", None)
@@ -218,12 +228,8 @@ class Recorder(Observer):
 
     def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
         self.backwards += 1
-        if self.backwards == 1:
-            self.loop = self._training_loop()
-            first = self.pass_began.get(self.loop, 0) if self.loop else 0
-            self.iteration = self.passes.get(self.loop, 1) if self.loop else 1
-            for m in self.trace.moments[first:]:
-                m["iteration"] = self.iteration
+        if self.backwards == 1 and self.loop is None:
+            self._found(self._training_loop())
         elif self.loop is None:
             if self.limit is not None and self.backwards > self.limit:
                 self.stop(f"stopped after {self.limit} backward passes (iterations={self.limit})")
@@ -251,6 +257,7 @@ class Recorder(Observer):
 
     def before_step(self, optimizer: torch.optim.Optimizer) -> None:
         self.watched.optimizer(optimizer)
+        self.stepped = True
         self.reads |= {"grad", "params"}
         self.writes.add("params")
         if optimizer.state:
@@ -273,7 +280,7 @@ class Recorder(Observer):
         """The names the tensor backward runs from goes by (``loss``): a later statement
         assigning one of them is the loss line."""
         frame = sys._getframe(2)
-        while frame is not None and frame.f_code.co_filename != self.filename:
+        while frame is not None and self.frames_for(frame) is None:  # the user's innermost
             frame = frame.f_back  # type: ignore[assignment]
         if frame is None:
             return
@@ -282,21 +289,43 @@ class Recorder(Observer):
 
     # -- moments ----------------------------------------------------------------------
 
-    def completed(self, statement: Statement, frame: types.FrameType) -> None:
+    def completed(
+        self, statement: Statement, frame: types.FrameType, file: str | None = None
+    ) -> None:
         scope = frame.f_locals
         watched = self.watched
-        watched.find(scope, statement.assigns)
+        if statement.data:
+            watched.check_values(scope, statement.touches)
+        local = None if scope is watched.space else frame
+        watched.settle(scope, statement.assigns + statement.touches, local)
         self._roots(statement, scope)
         marks = watched.marks()
+        if statement.grad:
+            self.reads.add("grad")
+        hand = marks["params"] != self.before["params"] and not self.stepped
+        if hand and self.loop is None and self.backwards == 0:  # a loop without backward()
+            loop = loop_around(statement, frame, self.frames_for, watched)
+            if loop is not None:
+                self._found(loop)
+        if hand or statement.data:
+            self.reads |= by_hand(statement, scope, watched, statement.grad or bool(self.loop))
+        self.stepped = False
+        watched.moved.clear()
         writes = [s for s in STORES if marks[s] != self.before[s] or s in self.writes]
         reads = [s for s in STORES if s in self.reads]
         self.before, self.reads, self.writes = marks, set(), set()
-        drawn = stores.view(watched)
+        drawn: stores.StoresView = {
+            "params": self.drawn.params(watched),
+            "optimizer_state": stores.state_of(watched.optimizers, watched.named),
+            "loss": watched.loss_value,
+            "graph": watched.graph(),
+        }
         name = frame.f_code.co_name
         moment: Moment = {
             "line": statement.first,
             "code": statement.code,
             "function": None if name == "<module>" else name,
+            "file": file,
             "iteration": self.iteration,
             "loss": drawn["loss"],
             "params": [
@@ -314,6 +343,8 @@ class Recorder(Observer):
             "reads": reads,
             "writes": writes,
         }
+        if file is not None:
+            self.visited.add(file)
         self.trace.moments.append(moment)
         if len(self.trace.moments) >= MAX_MOMENTS:
             self.stop(f"stopped at {MAX_MOMENTS} moments, the most a trace holds")
@@ -331,36 +362,14 @@ class Recorder(Observer):
                 continue
             before = watched.autograd.root
             watched.autograd.start(value)
-            self.reads |= _read_by(value, before, watched)
+            self.reads |= read_by(value, before, watched)
             if is_loss(value) and (not watched.loss_names or name in watched.loss_names):
                 watched.loss = value
 
     def _share(self, key: str, part: Any) -> Any:
         """``part``, or the last moment's equal one: unchanged parts are one object."""
         kept = self.shared.get(key)
-        if kept is not None and kept == part:
+        if kept is not None and (kept is part or kept == part):
             return kept
         self.shared[key] = part
         return part
-
-
-def _read_by(root: torch.Tensor, before: torch.Tensor | None, watched: Watched) -> set[str]:
-    """What making ``root`` read: the parameters (a forward) and the graph it extends (the
-    loss line), from a walk of its new nodes (it stops at the older graph)."""
-    reads: set[str] = set()
-    old = None if before is None else before.grad_fn
-    seen: set[int] = set()
-    stack = [root.grad_fn]
-    while stack and len(seen) < 10_000:
-        fn = stack.pop()
-        if fn is None or id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        if old is not None and fn is old:
-            reads.add("graph")
-            continue
-        variable = getattr(fn, "variable", None)
-        if isinstance(variable, torch.Tensor) and watched.name_of(variable) is not None:
-            reads.add("params")
-        stack.extend(n for n, _ in fn.next_functions)
-    return reads

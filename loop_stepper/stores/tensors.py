@@ -76,6 +76,15 @@ def fingerprint(tensor: torch.Tensor) -> bytes:
     return _kept(tensor)[1]
 
 
+def forget(tensor: torch.Tensor) -> None:
+    """Drop the kept summary of ``tensor``: its content changed without a version (through
+    ``.data``, which has a version counter of its own); the next look makes it again."""
+    with _SUMMARIES_LOCK:
+        kept = _SUMMARIES.get(id(tensor))
+        if kept is not None and kept[0]() is tensor:
+            del _SUMMARIES[id(tensor)]
+
+
 def _kept(tensor: torch.Tensor) -> tuple[TensorSummaryView, bytes]:
     """A big tensor's summary and digest: kept while its version is the same, else made (the
     summary found by its content when an equal tensor's was made) and kept."""
@@ -209,7 +218,9 @@ def heat_map(grid: np.ndarray[Any, Any], side: int = HEAT_MAP_SIDE) -> HeatMapVi
     rows = block_starts(n_rows, min(n_rows, side))
     cols = block_starts(n_cols, min(n_cols, side))
     # sums of whole blocks: the rows of each row block, then the columns of each column block
-    sums = np.add.reduceat(np.add.reduceat(grid, rows, axis=0), cols, axis=1)
+    # (a block of one row or column is that row or column: no sum to make)
+    sums = grid if len(rows) == n_rows else np.add.reduceat(grid, rows, axis=0)
+    sums = sums if len(cols) == n_cols else np.add.reduceat(sums, cols, axis=1)
     heights = np.diff([*rows, n_rows])
     widths = np.diff([*cols, n_cols])
     cells = rounded(sums / np.outer(heights, widths))

@@ -17,8 +17,9 @@ const MARKUP = `
   <p class="ls-ended hint"></p>
   <div class="ls-diagnoses" aria-live="polite"></div>
   <div class="ls-layout">
-    <section class="panel code-panel" aria-label="The cell">
-      <h2>The cell <span class="ls-iteration"></span></h2><div class="ls-source"></div></section>
+    <section class="panel code-panel ls-code" aria-label="The cell">
+      <h2><span class="ls-title">The cell</span> <span class="ls-iteration"></span></h2>
+      <div class="ls-source"></div></section>
     <div class="stores"></div>
   </div>`;
 
@@ -55,7 +56,7 @@ function render({ model, el }) {
   const $ = (cls) => root.querySelector(`.${cls}`);
   const stores = createStores($("stores"));
   let trace = null;
-  let source = null;
+  const listings = new Map(); // a moment's file (null: the recorded cell) -> its listing
   let history = [];
   let at = 0;
   let shown = null;
@@ -64,7 +65,8 @@ function render({ model, el }) {
     trace = model.get("trace");
     at = 0;
     shown = null;
-    source = createSource($("ls-source"), trace.source ?? "");
+    listings.clear();
+    $("ls-source").replaceChildren();
     // the loss curve: each loss line's value, by iteration, as the page's history
     history = trace.moments.flatMap((m, i) =>
       m.writes.includes("loss") && m.loss !== null ? [{ k: i + 1, n: i, iteration: m.iteration, loss: m.loss }] : []);
@@ -76,15 +78,41 @@ function render({ model, el }) {
     go(0);
   }
 
+  /** How the user knows a file: the notebook's "In [3]" for an earlier cell. */
+  function titleOf(file) {
+    return file === null ? "the cell" : trace.titles?.[file] ?? file;
+  }
+
+  /** The listing of `file` shown (made the first time), the others hidden: a moment inside a
+   * function of an earlier cell shows that cell's source, its statement marked. */
+  function listingOf(file) {
+    if (!listings.has(file)) {
+      const box = document.createElement("div");
+      $("ls-source").append(box);
+      const text = file === null ? trace.source ?? "" : trace.sources?.[file] ?? "";
+      const show = createSource(box, text);
+      box.firstChild.setAttribute("aria-label", file === null ? "The cell's source" : `The source of ${titleOf(file)}`);
+      listings.set(file, { box, show });
+    }
+    for (const [f, { box }] of listings) box.hidden = f !== file;
+    return listings.get(file).show;
+  }
+
   function go(k) {
     at = Math.max(0, Math.min(trace.moments.length, k));
     const session = unpack(trace, at, history);
     stores(session, shown);
     shown = session;
     const m = at === 0 ? null : trace.moments[at - 1];
-    source(m ? m.line : null, m ? m.line + m.code.split("\n").length - 1 : null);
+    const file = m?.file ?? null;
+    const name = titleOf(file);
+    listingOf(file)(m ? m.line : null, m ? m.line + m.code.split("\n").length - 1 : null);
+    const heading = file === null ? "The cell" : `${m.function ?? "code"}() in ${name}`;
+    $("ls-title").textContent = heading;
+    $("ls-code").setAttribute("aria-label", heading);
+    const of = file === null ? "" : ` of ${name}`;
     const where = m
-      ? `moment ${at} of ${trace.moments.length} — after line ${m.line}: ${m.code.split("\n")[0]}`
+      ? `moment ${at} of ${trace.moments.length} — after line ${m.line}${of}: ${m.code.split("\n")[0]}`
       : `moment 0 of ${trace.moments.length} — the start`;
     $("ls-where").textContent = where;
     const slider = $("ls-timeline");

@@ -229,3 +229,62 @@ def test_the_doctors_diagnosis_shows_at_its_moment(browser: Browser, lab: str) -
         expect(diagnosis).to_contain_text("line 15: skip_zero_grad — this backward() added")
         nxt.click()
         expect(diagnosis).to_have_count(0)
+
+
+EARLIER = """\
+import torch
+from torch import nn
+
+def train(model, optimizer, x, y, n):
+    loss_fn = nn.MSELoss()
+    for _ in range(n):
+        out = model(x)
+        loss = loss_fn(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+
+x = torch.tensor([[1.0], [2.0], [3.0], [4.0]])
+y = torch.tensor([[2.0], [3.0], [5.0], [6.0]])
+model = nn.Linear(1, 1)
+with torch.no_grad():
+    model.weight.zero_()
+    model.bias.zero_()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05)"""
+
+
+def test_a_function_of_an_earlier_cell_shows_that_cells_source(browser: Browser, lab: str) -> None:
+    """The %%step cell calls ``train`` from the cell before it: the widget steps the statements
+    inside ``train``, showing that cell's source with the statement marked, and the numbers of
+    the worked example (the same loop, in a function)."""
+    cells = [CELLS[0], EARLIER, "%%step --iterations 2\nfinal = train(model, optimizer, x, y, 100)"]
+    for page in run_all(browser, lab, "earlier.ipynb", cells):
+        box = widget(page)
+        nxt = box.get_by_role("button", name="Next line")
+        title = box.locator(".ls-title")
+        marked = box.locator('.source li[aria-current="step"]:visible')
+        expect(box.locator(".ls-where")).to_have_text("moment 0 of 11 — the start")
+        expect(title).to_have_text("The cell")
+        expect(box.locator(".source:visible li")).to_have_text(
+            ["final = train(model, optimizer, x, y, 100)"]
+        )
+        nxt.click()
+        expect(title).to_have_text("train() in In [2]")
+        expect(box.get_by_role("region", name="train() in In [2]")).to_be_visible()
+        expect(marked).to_have_text("    loss_fn = nn.MSELoss()")
+        expect(box.locator(".source:visible li")).to_have_count(len(EARLIER.splitlines()))
+        expect(box.locator(".ls-where")).to_contain_text("after line 5 of In [2]")
+        while "loss.backward()" not in (box.locator(".ls-where").text_content() or ""):
+            nxt.click()
+        expect(marked).to_have_text("        loss.backward()")
+        grads = box.locator('[data-store="grad"]')
+        expect(grads.locator(".value")).to_have_text(["-23.5", "-8"])
+        nxt.click()
+        expect(box.locator('[data-store="params"] .value')).to_have_text(["1.175", "0.4"])
+        expect(box.locator(".ls-ended")).to_contain_text("inside train() of In [2]")
+        back = box.get_by_role("button", name="Back")
+        for _ in range(6):  # back to the start: the recorded cell again
+            back.click()
+        expect(back).to_be_disabled()
+        expect(title).to_have_text("The cell")

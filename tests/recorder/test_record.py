@@ -5,6 +5,7 @@ exactly as the code says."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, cast
 
 import pytest
@@ -251,9 +252,14 @@ for i in range(2):
 def test_nan_is_spelled_as_the_server_spells_it() -> None:
     source = "import torch\nw = torch.tensor([float('nan'), 1.0], requires_grad=True)\n"
     source += "loss = (w * 2).sum()\nloss.backward()\n"
-    data = json.loads(record(source).to_json())
-    assert data["moments"][-1]["params"][0]["value"] == ["NaN", 1.0]
+    text = record(source).to_json()
+    data = json.loads(text)  # the packed form: a moment's value is the index of its part
+    assert data["parts"][data["moments"][-1]["params"][0]["value"]] == ["NaN", 1.0]
     assert data["moments"][-1]["loss"] == "NaN"
+    last = Trace.from_json(text).moments[-1]  # and read back whole, the numbers floats again
+    value: Any = last["params"][0]["value"]
+    assert math.isnan(value[0]) and value[1] == 1.0
+    assert last["loss"] is not None and math.isnan(last["loss"])
 
 
 def test_syntax_errors_and_bad_iterations_are_pythons_own() -> None:
