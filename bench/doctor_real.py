@@ -55,9 +55,9 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiply each loop's steps")
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; {args.rounds} rounds\n")
-    print("| loop | steps | CPU s plain / doctor | ratio | peak MB plain / doctor | ratio | "
-          "peak growth to 4 x steps, plain / doctor (MB) |")  # fmt: skip
-    print("|---|---:|---|---:|---|---:|---|")
+    print("| loop | steps | CPU s plain / doctor | ratio | ratio at 4 x steps | peak MB plain / "
+          "doctor | ratio | peak growth to 4 x steps, plain / doctor (MB) |")  # fmt: skip
+    print("|---|---:|---|---:|---:|---|---:|---|")
     for name, loop, base in LOOPS:
         steps = max(1, round(base * args.scale))
         figures: dict[tuple[str, int], list[tuple[float, float]]] = {}
@@ -73,7 +73,9 @@ def main() -> None:
         (cpu_p, rss_p), (cpu_d, rss_d) = med[("plain", steps)], med[("doctor", steps)]
         grow_p = med[("plain", 4 * steps)][1] - rss_p
         grow_d = med[("doctor", 4 * steps)][1] - rss_d
+        longer = med[("doctor", 4 * steps)][0] / med[("plain", 4 * steps)][0]
         print(f"| {name} | {steps} | {cpu_p:.2f} / {cpu_d:.2f} | {cpu_d / cpu_p:.2f} x | "
+              f"{longer:.2f} x | "
               f"{rss_p:.0f} / {rss_d:.0f} | {rss_d / rss_p:.2f} x | "
               f"{grow_p:+.0f} / {grow_d:+.0f} |")  # fmt: skip
 

@@ -7,8 +7,9 @@ paid before): the worked example (``nn.Linear(1, 1)``, SGD); makemore part 2's l
 tensors in a list, tiny statements, ``p.data += -lr * p.grad``; issue 46's ≤ 3 x); a CNN (two
 convolutions, SGD with momentum; issue 46's ≤ 1.5 x); a ~1M-parameter MLP (784-1024-256-10,
 SGD with momentum, batches of 64). For each: the recorded cell's time ÷ the plain cell's (the
-medians), and the bytes per moment of the trace: ``to_json`` and the widget's packed form.
-Prints a table; nothing is asserted. One thread for torch (``torch.set_num_threads(1)``).
+medians of this process's CPU time, which the machine's other work hardly blurs), and the bytes
+per moment of the trace: ``to_json`` and the widget's packed form. Prints a table; nothing is
+asserted. One thread for torch (``torch.set_num_threads(1)``).
 """
 
 from __future__ import annotations
@@ -133,14 +134,14 @@ def measure(source: str, rounds: int) -> dict[str, Any]:
     for _ in range(rounds):
         space: dict[str, Any] = {"__name__": "__main__"}
         exec(compile(setup, "<setup>", "exec"), space)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         exec(compile(cell, "<plain>", "exec"), space)
-        plain.append(time.perf_counter() - t0)
+        plain.append(time.process_time() - t0)
         space = {"__name__": "__main__"}
         exec(compile(setup, "<setup>", "exec"), space)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         trace = record(cell, space, iterations=None)
-        recorded.append(time.perf_counter() - t0)
+        recorded.append(time.process_time() - t0)
     assert trace is not None and trace.error is None and trace.stopped is None, trace
     n = len(trace.moments)
     whole = len(trace.to_json())

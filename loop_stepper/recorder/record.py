@@ -110,6 +110,8 @@ class Recorder(Observer):
         self.writes: set[str] = set()  # and written (a zero_grad of None writes .grad)
         self.before = self.watched.marks()
         self.shared: dict[str, Any] = {}  # the last moment's parts, reused while equal
+        self.last_stores: dict[str, Any] | None = None  # the last moment's stores, whole
+        self.last_names: tuple[str, ...] = ()
         # the iteration: passes of every loop of the source, the training loop once known
         self.passes: dict[tuple[types.CodeType, int], int] = {}
         self.pass_began: dict[tuple[types.CodeType, int], int] = {}  # at which moment
@@ -314,12 +316,6 @@ class Recorder(Observer):
         writes = [s for s in STORES if marks[s] != self.before[s] or s in self.writes]
         reads = [s for s in STORES if s in self.reads]
         self.before, self.reads, self.writes = marks, set(), set()
-        drawn: stores.StoresView = {
-            "params": self.drawn.params(watched),
-            "optimizer_state": stores.state_of(watched.optimizers, watched.named),
-            "loss": watched.loss_value,
-            "graph": watched.graph(),
-        }
         name = frame.f_code.co_name
         moment: Moment = {
             "line": statement.first,
@@ -327,19 +323,7 @@ class Recorder(Observer):
             "function": None if name == "<module>" else name,
             "file": file,
             "iteration": self.iteration,
-            "loss": drawn["loss"],
-            "params": [
-                {
-                    **p,
-                    "value": self._share(f"v:{p['name']}", p["value"]),
-                    "grad": self._share(f"g:{p['name']}", p["grad"]),
-                }
-                for p in drawn["params"]
-            ],
-            "graph": self._share("graph", drawn["graph"]),
-            "optimizer_state": [
-                self._share(f"s:{row['name']}", row) for row in drawn["optimizer_state"]
-            ],
+            **self._stores(bool(writes)),  # type: ignore[typeddict-item]
             "reads": reads,
             "writes": writes,
         }
@@ -365,6 +349,38 @@ class Recorder(Observer):
             self.reads |= read_by(value, before, watched)
             if is_loss(value) and (not watched.loss_names or name in watched.loss_names):
                 watched.loss = value
+
+    def _stores(self, changed: bool) -> dict[str, Any]:
+        """The loss, parameters, graph and optimizer state a moment shows: the last moment's
+        very objects when its statement wrote no store and renamed nothing (most statements of
+        a loop: ``ix = …``, ``lr = …``), else drawn, each part shared while it is equal."""
+        watched = self.watched
+        names = tuple(watched.named)
+        if not changed and self.last_stores is not None and names == self.last_names:
+            return self.last_stores
+        drawn: stores.StoresView = {
+            "params": self.drawn.params(watched),
+            "optimizer_state": stores.state_of(watched.optimizers, watched.named),
+            "loss": watched.loss_value,
+            "graph": watched.graph(),
+        }
+        self.last_names = names
+        self.last_stores = {
+            "loss": drawn["loss"],
+            "params": [
+                {
+                    **p,
+                    "value": self._share(f"v:{p['name']}", p["value"]),
+                    "grad": self._share(f"g:{p['name']}", p["grad"]),
+                }
+                for p in drawn["params"]
+            ],
+            "graph": self._share("graph", drawn["graph"]),
+            "optimizer_state": [
+                self._share(f"s:{row['name']}", row) for row in drawn["optimizer_state"]
+            ],
+        }
+        return self.last_stores
 
     def _share(self, key: str, part: Any) -> Any:
         """``part``, or the last moment's equal one: unchanged parts are one object."""

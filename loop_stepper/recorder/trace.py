@@ -156,15 +156,21 @@ class Trace:
         a graph, a state row) once in ``parts``, and each moment's parts as indices into it. A
         moment shares what it did not change with the one before, so a trace of many moments
         of a big model stays about the size of what changed (``Trace.moments`` shares them the
-        same way, as objects)."""
+        same way, as objects). Parts are the same part when they are one object or equal in
+        content (two parameters' empty optimizer state, a value that came back)."""
         parts: list[Any] = []
-        index: dict[int, int] = {}
+        index: dict[int, int] = {}  # by the object: most parts are shared objects
+        by_content: dict[str, int] = {}
 
         def ref(value: Any) -> int:
             at = index.get(id(value))
             if at is None:
-                at = index[id(value)] = len(parts)
-                parts.append(value)
+                key = json.dumps(value, separators=(",", ":"))
+                at = by_content.get(key)
+                if at is None:
+                    at = by_content[key] = len(parts)
+                    parts.append(value)
+                index[id(value)] = at
             return at
 
         moments = []

@@ -204,11 +204,11 @@ def seeded() -> None:
     random.seed(0)
 
 
-def recorded(script: Path, tmp: Path) -> tuple[Trace, dict[str, Any]]:
+def recorded(script: Path, tmp: Path, iterations: int = ITERATIONS) -> tuple[Trace, dict[str, Any]]:
     space: dict[str, Any] = {"__name__": "__main__"}
     with quiet(tmp):
         seeded()
-        trace = record(script.read_text(), space, iterations=ITERATIONS, filename=str(script))
+        trace = record(script.read_text(), space, iterations=iterations, filename=str(script))
     return trace, space
 
 
@@ -217,18 +217,21 @@ def test_the_trace_shows_each_trained_parameter_once_at_plain_pytorchs_values(
     script: Path, tmp_path: Path
 ) -> None:
     trace, _ = recorded(script, tmp_path)
+    iterations = ITERATIONS
+    if trace.stopped is not None and "the most a trace holds" in trace.stopped:
+        iterations = 1  # an LBFGS loop: 3 passes of its 10 closures hold more than 2,000 moments
+        trace, _ = recorded(script, tmp_path, iterations)
     assert trace.moments, trace.error
     if trace.ended == "stopped":
         assert trace.stopped is not None
         match = re.search(r"iterations? of the loop at line (\d+)", trace.stopped)
-        if match is None:
-            pytest.skip(f"stopped at no loop's pass: {trace.stopped}")
+        assert match is not None, trace.stopped
         header: int | None = int(match.group(1))
-        assert trace.iterations == ITERATIONS
+        assert trace.iterations == iterations
     else:
         header = None  # it ran to its end, or to the statement that raised
     ended: str = trace.ended
-    plain = Plain(script.read_text(), str(script), header, ITERATIONS)
+    plain = Plain(script.read_text(), str(script), header, iterations)
     space: dict[str, Any] = {"__name__": "__main__"}
     with quiet(tmp_path):
         seeded()
