@@ -178,7 +178,7 @@ class Order:
             moved = (
                 ": momentum or weight decay still moved the weights"
                 if moves
-                else ": plain SGD moved nothing"
+                else f": {o.kind} moved nothing"
             )
             evidence = {"grad": "zeros", "moved": moved, "momentum_or_decay": moves}
             doctor.name("zeros", read["zeros"][0].cleared or at, evidence)
@@ -263,7 +263,18 @@ class Order:
 
 
 def _moves_without_gradient(optimizer: torch.optim.Optimizer) -> bool:
-    """Whether a step moves a parameter whose .grad is zeros (momentum, weight decay, Adam)."""
-    if not isinstance(optimizer, torch.optim.SGD):
+    """Whether a step moves a parameter whose .grad is zeros: weight decay does; so does SGD's
+    momentum, and any other optimizer's state once it holds a number that is not zero (Adam's
+    running averages after a real step). Adam's or AdamW's first step without decay on zeros
+    moves nothing (its averages are zeros too)."""
+    groups = optimizer.param_groups
+    if any(g.get("weight_decay", 0) for g in groups):
         return True
-    return any(g.get("momentum", 0) or g.get("weight_decay", 0) for g in optimizer.param_groups)
+    if isinstance(optimizer, torch.optim.SGD):
+        return any(g.get("momentum", 0) for g in groups)
+    return any(
+        isinstance(v, torch.Tensor) and v.is_floating_point() and bool(v.any())
+        for state in optimizer.state.values()
+        for key, v in state.items()
+        if key != "step"  # a count, not a number a step moves the weights by
+    )

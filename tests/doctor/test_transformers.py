@@ -341,8 +341,11 @@ def test_a_callback_clearing_to_zeros_before_the_step_is_named_at_that_line(
     assert report.error is None, said(report)
     assert found(report.diagnoses) == expected(script), said(report)
     assert report.iterations == STEPS
-    # AdamW (no weight decay) read zeros at every step: not one weight moved
+    # AdamW (no weight decay) read zeros at every step: not one weight moved, as it says
     assert_equal(torch.load(tmp_path / "trained.pt"), snapshot(tiny_gpt2()))
+    (diagnosis,) = report.diagnoses
+    assert diagnosis["evidence"]["momentum_or_decay"] is False
+    assert "AdamW moved nothing" in diagnosis["message"]
 
 
 def test_the_same_subclass_without_the_bug_is_named_nothing(tmp_path: Path) -> None:
