@@ -36,9 +36,12 @@ class LessonId(StringConvertor):
 
 
 register_url_convertor("lesson", LessonId())
-# the same rule in the OpenAPI schema, so a client (or schemathesis) never sends GET
-# /api/lessons/check, which is check's path (405) and no lesson's
-Lesson = Annotated[str, Path(json_schema_extra={"not": {"enum": ["schema", "check"]}})]
+# in the OpenAPI schema: never ``check`` (a request that sends it anyway is on POST
+# /api/lessons/check's path, which answers 405; ``schema``'s GET is the lessons' JSON Schema)
+Lesson = Annotated[str, Path(json_schema_extra={"not": {"enum": ["check"]}})]
+NOT_A_LESSON: dict[int | str, dict[str, Any]] = {
+    405: {"model": Problem, "description": "the id is `check` or `schema`: another route's path"}
+}
 router = APIRouter(prefix="/api", tags=["lessons"])
 MAX_DOCUMENT = 256 * 1024  # bytes of a lesson document (also its body limit)
 # the bodies that hold a document (a lesson's PUT: every path under /api/lessons/)
@@ -103,14 +106,15 @@ async def create_lesson(request: Request) -> Response:
     return as_json({"id": lesson_id, "edit_token": token, "url": url}, status=201)
 
 
-@router.get("/lessons/{lesson_id:lesson}", responses={404: {"model": Problem}})
+@router.get("/lessons/{lesson_id:lesson}", responses={404: {"model": Problem}, **NOT_A_LESSON})
 async def read_lesson(lesson_id: Lesson, request: Request) -> Response:
     pool: HeavyPool = request.app.state.pool
     return as_json(await pool.run(library.get, request.app.state.sessions.db, lesson_id))
 
 
 @router.put(
-    "/lessons/{lesson_id:lesson}", responses={403: {"model": Problem}, 404: {"model": Problem}}
+    "/lessons/{lesson_id:lesson}",
+    responses={403: {"model": Problem}, 404: {"model": Problem}, **NOT_A_LESSON},
 )
 async def update_lesson(
     lesson_id: Lesson, request: Request, authorization: Annotated[str | None, Header()] = None
@@ -125,7 +129,7 @@ async def update_lesson(
 @router.delete(
     "/lessons/{lesson_id:lesson}",
     status_code=204,
-    responses={403: {"model": Problem}, 404: {"model": Problem}},
+    responses={403: {"model": Problem}, 404: {"model": Problem}, **NOT_A_LESSON},
 )
 async def delete_lesson(
     lesson_id: Lesson, request: Request, authorization: Annotated[str | None, Header()] = None
