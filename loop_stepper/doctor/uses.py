@@ -18,7 +18,7 @@ from torch import nn
 from torch.nn.modules import module as module_hooks
 from torch.utils.hooks import RemovableHandle
 
-MAX_NODES = 100_000  # a walk of the kept graphs stops here
+from loop_stepper.doctor import graphs
 
 
 class ForwardUse:
@@ -67,19 +67,8 @@ class ForwardUse:
 
     def _reached(self) -> set[int]:
         """The ids of the leaves the kept outputs' graphs reach."""
-        seen: set[int] = set()
-        leaves: set[int] = set()
-        stack = [fn for fns in self.outputs.values() for fn in fns]
-        while stack and len(seen) < MAX_NODES:
-            fn = stack.pop()
-            if fn is None or id(fn) in seen:
-                continue
-            seen.add(id(fn))
-            variable = getattr(fn, "variable", None)
-            if isinstance(variable, torch.Tensor):
-                leaves.add(id(variable))
-            stack.extend(n for n, _ in fn.next_functions)
-        return leaves
+        _, leaves = graphs.walk_from(fn for fns in self.outputs.values() for fn in fns)
+        return {id(leaf) for leaf in leaves}
 
 
 def _tensors(output: Any) -> Iterator[torch.Tensor]:

@@ -9,24 +9,11 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 import types
 from collections.abc import Iterator
-from pathlib import Path
 
-import torch
+from loop_stepper.recorder.files import NOT_THEIRS
 
-_NOT_THEIRS = tuple(
-    {
-        str(Path(torch.__file__).resolve().parent) + os.sep,
-        str(Path(__file__).resolve().parent.parent) + os.sep,  # loop_stepper
-        *(
-            str(Path(p).resolve()) + os.sep
-            for k in ("stdlib", "platstdlib", "purelib", "platlib")
-            if (p := sysconfig.get_paths().get(k))
-        ),
-    }
-)
 _theirs: dict[str, bool] = {}
 
 Place = tuple[str | None, int | None]  # the file and the 1-based line
@@ -41,7 +28,7 @@ def is_theirs(filename: str) -> bool:
             known = True
         else:
             resolved = os.path.realpath(filename)
-            known = not resolved.startswith(_NOT_THEIRS)
+            known = not resolved.startswith(NOT_THEIRS)
         _theirs[filename] = known
     return known
 

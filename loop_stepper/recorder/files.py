@@ -27,7 +27,9 @@ import torch
 
 from loop_stepper.recorder.source import Source
 
-_NOT_THEIRS = tuple(
+# the folders whose code is never the user's: PyTorch's, this package's, the standard library's
+# and the installed packages' (also the doctor's test of whose a frame is, doctor/where.py)
+NOT_THEIRS = tuple(
     {
         str(Path(torch.__file__).resolve().parent) + os.sep,
         str(Path(__file__).resolve().parent.parent) + os.sep,  # loop_stepper
@@ -70,7 +72,7 @@ def is_written_by_user(filename: str) -> bool:
     generated code (a ``<…>`` name other than a cell's)."""
     if filename.startswith("<"):
         return filename.startswith(_CELLS)
-    return not os.path.realpath(filename).startswith(_NOT_THEIRS)
+    return not os.path.realpath(filename).startswith(NOT_THEIRS)
 
 
 def is_cell(filename: str) -> bool:

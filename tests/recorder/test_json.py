@@ -10,34 +10,10 @@ import torch
 
 from loop_stepper.recorder import Trace, record
 from loop_stepper.recorder.trace import plain
+from tests.recorder.loops import makemore
 
 # makemore part 2's loop, small: a list of parameters, a hand-written update
-MAKEMORE = """\
-import torch
-import torch.nn.functional as F
-g = torch.Generator().manual_seed(2147483647)
-X = torch.randint(0, 27, (200, 3), generator=g)
-Y = torch.randint(0, 27, (200,), generator=g)
-C = torch.randn((27, 10), generator=g)
-W1 = torch.randn((30, 64), generator=g)
-b1 = torch.randn(64, generator=g)
-W2 = torch.randn((64, 27), generator=g)
-b2 = torch.randn(27, generator=g)
-parameters = [C, W1, b1, W2, b2]
-for p in parameters:
-    p.requires_grad = True
-for i in range(ITERATIONS):
-    ix = torch.randint(0, X.shape[0], (32,), generator=g)
-    emb = C[X[ix]]
-    h = torch.tanh(emb.view(-1, 30) @ W1 + b1)
-    logits = h @ W2 + b2
-    loss = F.cross_entropy(logits, Y[ix])
-    for p in parameters:
-        p.grad = None
-    loss.backward()
-    for p in parameters:
-        p.data += -0.1 * p.grad
-"""
+MAKEMORE = makemore(embed=10, hidden=64, examples=200, iterations=20)
 WORKED = """\
 import torch
 w = torch.tensor([1.0, -2.0], requires_grad=True)
@@ -97,7 +73,7 @@ def test_an_error_reads_back_with_where_it_was_raised() -> None:
 
 
 def test_to_json_writes_each_distinct_part_once() -> None:
-    trace = record(MAKEMORE.replace("ITERATIONS", "20"), iterations=None)
+    trace = record(MAKEMORE, iterations=None)
     assert trace.iterations == 20
     text = trace.to_json()
     data = json.loads(text)

@@ -13,34 +13,11 @@ import torch
 
 from loop_stepper.recorder import Trace, record
 from loop_stepper.stores import tensors
+from tests.recorder.loops import makemore
 
 CORPUS = Path(__file__).resolve().parent.parent / "doctor" / "corpus"
 
-MAKEMORE = """\
-import torch
-import torch.nn.functional as F
-
-g = torch.Generator().manual_seed(2147483647)
-C = torch.randn((27, 2), generator=g)
-W1 = torch.randn((6, 100), generator=g)
-b1 = torch.randn(100, generator=g)
-W2 = torch.randn((100, 27), generator=g)
-b2 = torch.randn(27, generator=g)
-parameters = [C, W1, b1, W2, b2]
-for p in parameters:
-    p.requires_grad = True
-X = torch.randint(0, 27, (50, 3), generator=g)
-Y = torch.randint(0, 27, (50,), generator=g)
-for i in range(100):
-    ix = torch.randint(0, X.shape[0], (16,), generator=g)
-    logits = torch.tanh(C[X[ix]].view(-1, 6) @ W1 + b1) @ W2 + b2
-    loss = F.cross_entropy(logits, Y[ix])
-    for p in parameters:
-        p.grad = None
-    loss.backward()
-    for p in parameters:
-        p.data += -0.1 * p.grad
-"""
+MAKEMORE = makemore()
 
 
 def marks(trace: Trace, code: str) -> list[tuple[list[str], list[str]]]:
@@ -73,7 +50,7 @@ def test_a_data_update_of_a_big_tensor_is_drawn_anew() -> None:
     assert w1[0] != w1[1]  # the statement that moved W1 (the second of five) shows it moved
     assert w1[1] == w1[-1] == tensors.shown(space["W1"])
     plain: dict[str, Any] = {}
-    exec(MAKEMORE.replace("range(100)", "range(1)"), plain)
+    exec(makemore(iterations=1), plain)
     assert torch.equal(space["W1"], plain["W1"])
 
 

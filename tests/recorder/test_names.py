@@ -9,6 +9,7 @@ from typing import Any
 
 from loop_stepper.recorder import Trace, record
 from loop_stepper.stores import tensors
+from tests.recorder.loops import makemore
 
 
 def names_at(trace: Trace, code: str) -> list[list[str]]:
@@ -159,33 +160,7 @@ def test_makemore_part_3_shows_every_parameter_of_its_list_of_layers() -> None:
         assert last[name]["value"] == tensors.shown(tensor), name  # its elements, or summary
 
 
-MAKEMORE_2 = """\
-import torch
-import torch.nn.functional as F
-
-g = torch.Generator().manual_seed(2147483647)
-C = torch.randn((27, 2), generator=g)
-W1 = torch.randn((6, 10), generator=g)
-b1 = torch.randn(10, generator=g)
-W2 = torch.randn((10, 27), generator=g)
-b2 = torch.randn(27, generator=g)
-parameters = [C, W1, b1, W2, b2]
-for p in parameters:
-    p.requires_grad = True
-X = torch.randint(0, 27, (50, 3), generator=g)
-Y = torch.randint(0, 27, (50,), generator=g)
-for i in range(100):
-    ix = torch.randint(0, X.shape[0], (16,), generator=g)
-    emb = C[X[ix]]
-    h = torch.tanh(emb.view(-1, 6) @ W1 + b1)
-    logits = h @ W2 + b2
-    loss = F.cross_entropy(logits, Y[ix])
-    for p in parameters:
-        p.grad = None
-    loss.backward()
-    for p in parameters:
-        p.data += -0.1 * p.grad
-"""
+MAKEMORE_2 = makemore(hidden=10)
 
 
 def test_makemore_part_2_requires_grad_in_a_loop_names_each_tensor_never_p() -> None:
