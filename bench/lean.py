@@ -16,6 +16,11 @@ import subprocess
 import sys
 import time
 from importlib import metadata
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from loop_stepper.cli import requirement_name
 
 MB = 1024 * 1024
 
@@ -24,10 +29,6 @@ def import_seconds(module: str) -> float:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
     return time.perf_counter() - started
-
-
-def name_of(requirement: str) -> str:
-    return re.split(r"[\s\[<>=!~;(]", requirement, maxsplit=1)[0].lower()
 
 
 def closure(name: str, extras: set[str], seen: set[str] | None = None) -> set[str]:
@@ -50,7 +51,7 @@ def closure(name: str, extras: set[str], seen: set[str] | None = None) -> set[st
             continue
         inner = set(re.findall(r"\[([^\]]+)\]", requirement.split(";")[0])[:1] or [])
         subextras = {e.strip() for group in inner for e in group.split(",")}
-        closure(name_of(requirement), subextras, seen)
+        closure(requirement_name(requirement).lower(), subextras, seen)
     return seen
 
 

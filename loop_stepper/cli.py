@@ -14,6 +14,12 @@ DISTRIBUTION = "loop-stepper"
 INSTALL_SERVER = 'pip install "loop-stepper[server]"'
 
 
+def requirement_name(requirement: str) -> str:
+    """The distribution a requirement names: ``psycopg[binary]>=3.2; extra == "server"`` →
+    ``psycopg``."""
+    return re.split(r"[\s\[<>=!~;(]", requirement, maxsplit=1)[0]
+
+
 def server_missing() -> list[str]:
     """The server extra's packages this environment lacks (all there: [])."""
     try:
@@ -24,7 +30,7 @@ def server_missing() -> list[str]:
     for line in required:
         if not re.search(r"""extra\s*==\s*["']server["']""", line):
             continue
-        name = re.split(r"[\s\[<>=!~;(]", line, maxsplit=1)[0]
+        name = requirement_name(line)
         try:
             metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -11,30 +11,12 @@ from typing import Any
 import torch
 from torch import nn
 
-MAX_NODES = 100_000  # a walk stops here: the check is then made on what it saw
+from loop_stepper.stores.graph import reached
 
 
 def walk(roots: Sequence[torch.Tensor]) -> tuple[set[int], list[torch.Tensor]]:
     """The ids of the nodes a backward from ``roots`` runs through, and the leaves it writes."""
-    return walk_from([r.grad_fn for r in roots if r.grad_fn is not None])
-
-
-def walk_from(nodes: Iterable[Any]) -> tuple[set[int], list[torch.Tensor]]:
-    r"""The ids of the nodes reached from the graph nodes ``nodes`` (``grad_fn``\ s), at most
-    ``MAX_NODES``, and the leaves among them (the tensors their ``AccumulateGrad`` write)."""
-    seen: set[int] = set()
-    leaves: list[torch.Tensor] = []
-    stack: list[Any] = list(nodes)
-    while stack and len(seen) < MAX_NODES:
-        fn = stack.pop()
-        if fn is None or id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        variable = getattr(fn, "variable", None)
-        if isinstance(variable, torch.Tensor):
-            leaves.append(variable)
-        stack.extend(n for n, _ in fn.next_functions)
-    return seen, leaves
+    return reached(r.grad_fn for r in roots if r.grad_fn is not None)
 
 
 SHAPES = ("View", "Reshape", "UnsafeView", "Transpose", "Permute", "Squeeze", "Unsqueeze", "Clone")

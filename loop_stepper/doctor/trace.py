@@ -29,10 +29,7 @@ def record(
     doctors: list[Doctor] = []
     statements = Source.parse(source).at_line
 
-    trace_name: list[str | None] = [None]
-
     def watcher(trace: Trace, name: str) -> Observer:
-        trace_name[0] = name
 
         def locate() -> Place:
             frame = sys._getframe(1)
@@ -64,7 +61,7 @@ def record(
         # named when the numbers showed it (a step reading a stale .grad): the moment is the
         # latest one before then of the line it names (the backward that made it stale)
         at: int = min(d.get("moment", 0), len(moments) - 1)  # type: ignore[call-overload]
-        file = None if d["file"] == trace_name[0] else d["file"]
+        file = d["file"] if d["file"] in trace.sources else None  # None: the source's own
         at = next(
             (
                 i

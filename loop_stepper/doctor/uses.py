@@ -18,7 +18,7 @@ from torch import nn
 from torch.nn.modules import module as module_hooks
 from torch.utils.hooks import RemovableHandle
 
-from loop_stepper.doctor import graphs
+from loop_stepper.stores.graph import reached
 
 
 class ForwardUse:
@@ -67,7 +67,7 @@ class ForwardUse:
 
     def _reached(self) -> set[int]:
         """The ids of the leaves the kept outputs' graphs reach."""
-        _, leaves = graphs.walk_from(fn for fns in self.outputs.values() for fn in fns)
+        _, leaves = reached(fn for fns in self.outputs.values() for fn in fns)
         return {id(leaf) for leaf in leaves}
 
 

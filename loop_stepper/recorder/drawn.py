@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from loop_stepper.recorder.watched import Watched
-from loop_stepper.stores import tensors
+from loop_stepper.stores import draw, tensors
 from loop_stepper.stores.views import ParamView
 
 
@@ -45,17 +45,5 @@ class Drawn:
                 if held is None or held[0]() is not now or held[1] != now._version:
                     held = grads[i] = (weakref.ref(now), now._version, tensors.shown(now))
                 grad = held[2]
-            rows.append(
-                {
-                    "name": name,
-                    "shape": list(p.shape),
-                    "dtype": _dtype(p.dtype),
-                    "value": kept[1],
-                    "grad": grad,
-                }
-            )
+            rows.append(draw.param(name, p, kept[1], grad))
         return rows
-
-
-def _dtype(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")

@@ -27,6 +27,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from loop_stepper.stores.graph import reached
+
 Rank = tuple[int, bool, int, int]  # (tier, an item, steps, characters): smaller is better
 NAMESPACE, LOOP_VARIABLE, LOCAL, SELF, GONE, OPTIMIZER, MADE_UP = range(7)
 
@@ -152,20 +154,7 @@ def held_by(optimizer: torch.optim.Optimizer, tensor: torch.Tensor) -> bool:
 
 
 def leaves(roots: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-    """The tensors whose ``.grad`` a backward from ``roots`` accumulates into, in graph order."""
-    found: list[torch.Tensor] = []
-    seen: set[int] = set()
-    stack = [r.grad_fn for r in roots if r.grad_fn is not None]
-    for r in roots:
-        if r.grad_fn is None and r.requires_grad:
-            found.append(r)
-    while stack:
-        fn = stack.pop()
-        if id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        variable = getattr(fn, "variable", None)
-        if isinstance(variable, torch.Tensor):
-            found.append(variable)
-        stack.extend(n for n, _ in fn.next_functions if n is not None)
-    return found
+    """The tensors whose ``.grad`` a backward from ``roots`` accumulates into, in graph order
+    (a root that is a leaf itself first)."""
+    own = [r for r in roots if r.grad_fn is None and r.requires_grad]
+    return own + reached(r.grad_fn for r in roots if r.grad_fn is not None)[1]

@@ -353,7 +353,9 @@ class Recorder(Observer):
     def _stores(self, changed: bool) -> dict[str, Any]:
         """The loss, parameters, graph and optimizer state a moment shows: the last moment's
         very objects when its statement wrote no store and renamed nothing (most statements of
-        a loop: ``ix = …``, ``lr = …``), else drawn, each part shared while it is equal."""
+        a loop: ``ix = …``, ``lr = …``), else drawn: a parameter's unchanged value and ``.grad``
+        are the last drawing (``Drawn``), the graph and each optimizer state row the last one's
+        while equal."""
         watched = self.watched
         names = tuple(watched.named)
         if not changed and self.last_stores is not None and names == self.last_names:
@@ -367,14 +369,7 @@ class Recorder(Observer):
         self.last_names = names
         self.last_stores = {
             "loss": drawn["loss"],
-            "params": [
-                {
-                    **p,
-                    "value": self._share(f"v:{p['name']}", p["value"]),
-                    "grad": self._share(f"g:{p['name']}", p["grad"]),
-                }
-                for p in drawn["params"]
-            ],
+            "params": drawn["params"],  # Drawn shares each unchanged value and .grad itself
             "graph": self._share("graph", drawn["graph"]),
             "optimizer_state": [
                 self._share(f"s:{row['name']}", row) for row in drawn["optimizer_state"]

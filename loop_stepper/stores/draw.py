@@ -67,15 +67,20 @@ def params(named: Mapping[str, torch.Tensor]) -> list[ParamView]:
     """Each parameter's value and ``.grad`` as the Session sends them (a summary past 256
     elements; ``grad`` None while ``.grad`` is None, zeros when it holds zeros)."""
     return [
-        {
-            "name": n,
-            "shape": list(p.shape),
-            "dtype": str(p.dtype).removeprefix("torch."),
-            "value": tensors.shown(p),
-            "grad": None if p.grad is None else tensors.shown(p.grad),
-        }
+        param(n, p, tensors.shown(p), None if p.grad is None else tensors.shown(p.grad))
         for n, p in named.items()
     ]
+
+
+def param(name: str, p: torch.Tensor, value: Any, grad: Any) -> ParamView:
+    """One parameter's row, given its value and ``.grad`` as drawn (``tensors.shown``)."""
+    return {
+        "name": name,
+        "shape": list(p.shape),
+        "dtype": str(p.dtype).removeprefix("torch."),
+        "value": value,
+        "grad": grad,
+    }
 
 
 def view(stores: Stores) -> StoresView:

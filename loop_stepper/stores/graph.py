@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
@@ -101,6 +101,29 @@ def walk(root: torch.Tensor | None, names: Names) -> tuple[list[NodeView], list[
             if nxt is not None:
                 edges.append({"source": source, "target": visit(nxt)})
     return nodes, edges
+
+
+MAX_NODES = 100_000  # a walk stops here: whoever reads it decides on what it saw
+
+
+def reached(nodes: Iterable[Any]) -> tuple[set[int], list[torch.Tensor]]:
+    r"""The ids of the autograd nodes reached from ``nodes`` (``grad_fn``\ s), at most
+    ``MAX_NODES``, and the leaves among them in the order met (the tensors whose ``.grad``
+    their ``AccumulateGrad`` nodes write): what a backward from those nodes runs through."""
+    seen: set[int] = set()
+    leaves: list[torch.Tensor] = []
+    stack: list[Any] = list(nodes)
+    while stack and len(seen) < MAX_NODES:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        variable = getattr(fn, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            leaves.append(variable)
+        for nxt, _ in fn.next_functions:  # a loop, not a generator: no frame for a tracer
+            stack.append(nxt)
+    return seen, leaves
 
 
 _SAVED: dict[type, list[str]] = {}
