@@ -22,12 +22,11 @@ from loop_stepper.doctor import graphs, where
 from loop_stepper.doctor.bugs import Diagnosis, message
 from loop_stepper.doctor.ledger import Ledger
 from loop_stepper.doctor.where import Place
-from loop_stepper.recorder.probe import Observer
+from loop_stepper.recorder.probe import EVENTS, Observer
 
 FULL = 4  # iterations checked in full at the start
 EVERY = 32  # then one in this many
 Kept = Callable[[], Iterable[tuple[str, Any, Place | None]]]
-EVENTS = [n for n in vars(Observer) if not n.startswith("_")]
 HAND = 0  # the primary "optimizer" of a loop that steps by hand (no object's id)
 
 

@@ -27,12 +27,16 @@ import torch
 
 from loop_stepper.recorder.source import Source
 
+# the folders of the code that runs inside the user's: PyTorch's and this package's
+INSIDE = (
+    str(Path(torch.__file__).resolve().parent) + os.sep,
+    str(Path(__file__).resolve().parent.parent) + os.sep,  # loop_stepper
+)
 # the folders whose code is never the user's: PyTorch's, this package's, the standard library's
 # and the installed packages' (also the doctor's test of whose a frame is, doctor/where.py)
 NOT_THEIRS = tuple(
     {
-        str(Path(torch.__file__).resolve().parent) + os.sep,
-        str(Path(__file__).resolve().parent.parent) + os.sep,  # loop_stepper
+        *INSIDE,
         *(
             str(Path(p).resolve()) + os.sep
             for k in ("stdlib", "platstdlib", "purelib", "platlib")

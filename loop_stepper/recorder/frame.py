@@ -17,7 +17,12 @@ TraceFunction = Callable[[types.FrameType, str, Any], Any]
 
 
 class Runner(Protocol):
-    """What a frame tells: a loop's pass started, a statement completed (the ``Recorder``)."""
+    """What a frame tells: a loop's pass started, a statement completed, an error of ours (the
+    ``Recorder``); ``off`` once it stopped recording."""
+
+    off: bool
+
+    def failed(self, hook: str, error: Exception) -> None: ...
 
     def pass_started(self, code: types.CodeType, header: int) -> None: ...
 
@@ -45,12 +50,20 @@ class Frame:
         self.first: dict[int, int] = {}  # a statement's first offset (a loop jumps back there)
 
     def trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunction | None:
-        if event == "line":
-            self.line(frame)
-        elif event == "return":
-            self.done()
-        elif event == "exception":
-            self.raised = True
+        """The frame's local trace function. Fail-open: an error of ours stops the recording
+        (``Runner.failed``) and the user's code runs on."""
+        if self.recorder.off:
+            return None
+        try:
+            if event == "line":
+                self.line(frame)
+            elif event == "return":
+                self.done()
+            elif event == "exception":
+                self.raised = True
+        except Exception as error:
+            self.recorder.failed(event, error)
+            return None
         return self.trace
 
     def line(self, frame: types.FrameType) -> None:

@@ -9,6 +9,12 @@ and thin wrappers of the functions elsewhere; they are installed while any probe
 removed when the last one closes, also on an exception. A wrapper calls the original with the
 same arguments and returns its result: nothing it hears changes a number.
 
+**Fail-open.** A hook that raises is a bug of this package, never the user's: the observer whose
+method raised is told ``failed`` and hears nothing more, and the call it was hooked into runs on
+as it would without it. Only ``BaseException``s that are not ``Exception``s pass through (the
+recorder's and the doctor's own stops, ``KeyboardInterrupt``). A process forked while a probe is
+open (a DataLoader's worker) tells its observers nothing (``os.register_at_fork``).
+
 Only calls made through the module attributes are heard (``loss.backward()``,
 ``torch.nn.utils.clip_grad_norm_``, ``F.cross_entropy`` and ``nn.CrossEntropyLoss``): a name
 imported with ``from torch.nn.utils import clip_grad_norm_`` before the probe opened is the
@@ -18,6 +24,8 @@ original function (under ``loop-stepper doctor`` the probe opens before the scri
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,7 +44,15 @@ from torch.optim.optimizer import (
 
 
 class Observer:
-    """What a probe tells; each method does nothing unless an observer says otherwise."""
+    """What a probe tells; each method does nothing unless an observer says otherwise. An
+    observer that ``failed`` (``off``) is told nothing more."""
+
+    off = False
+
+    def failed(self, hook: str, error: Exception) -> None:
+        """``hook`` raised ``error``, an internal error of the observer's own: it stops
+        observing; the user's code runs on."""
+        self.off = True
 
     def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None: ...
 
@@ -77,6 +93,9 @@ class Observer:
         run inside it (LBFGS)."""
 
 
+EVENTS = tuple(
+    n for n, v in vars(Observer).items() if callable(v) and n[0] != "_" and n != "failed"
+)
 _here = threading.local()  # this thread's observers, innermost last
 _lock = threading.Lock()
 _open = 0  # probes open in the process; the hooks are in while it is above 0
@@ -90,7 +109,31 @@ def observers() -> list[Observer]:
 
 def _tell(name: str, *args: Any) -> None:
     for observer in observers():
-        getattr(observer, name)(*args)
+        if observer.off:
+            continue
+        try:
+            getattr(observer, name)(*args)
+        except Exception as error:  # the observer's own bug: it stops, the user's code runs on
+            fail(observer, name, error)
+
+
+def fail(observer: Observer, hook: str, error: Exception) -> None:
+    """``observer``'s ``hook`` raised ``error``: it is told so and turned off."""
+    try:
+        observer.failed(hook, error)
+    except Exception:  # even its report of the failure failed: it is off all the same
+        pass
+    observer.off = True
+
+
+def _forked() -> None:
+    """In a child process forked from a traced one (a DataLoader worker, a multiprocessing
+    child): nothing is traced or heard there, the parent's recording is the parent's."""
+    sys.settrace(None)
+    _here.observers = []
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 @contextmanager

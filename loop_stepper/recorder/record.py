@@ -31,6 +31,7 @@ from loop_stepper import stores
 from loop_stepper.recorder.drawn import Drawn
 from loop_stepper.recorder.files import UserFiles, title
 from loop_stepper.recorder.frame import Frame, TraceFunction
+from loop_stepper.recorder.internal import InternalError
 from loop_stepper.recorder.marks import by_hand, is_loss, read_by
 from loop_stepper.recorder.probe import Observer, Probe
 from loop_stepper.recorder.source import Source, Statement
@@ -40,6 +41,7 @@ from loop_stepper.recorder.watched import STORES, Watched
 
 MAX_MOMENTS = 2_000  # a trace's moments at most, whatever ``iterations`` says
 _numbers = itertools.count(1)
+Watcher = Callable[[Trace, str], Observer]
 _HIDDEN = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>", "<lambda>")
 
 
@@ -54,7 +56,7 @@ def record(
     *,
     iterations: int | None = 3,
     filename: str | None = None,
-    watcher: Callable[[Trace, str], Observer] | None = None,
+    watcher: Watcher | None = None,
 ) -> Trace:
     """Run ``source`` in ``namespace`` (a fresh ``__main__`` dict when None) and record a
     moment after every statement; stop after ``iterations`` iterations (None: to the end, at
@@ -70,13 +72,9 @@ def record(
     code = compile(source, name, "exec")
     linecache.cache[name] = (len(source), None, source.splitlines(True), name)  # tracebacks
     _warm()
-    recorder = Recorder(parsed, name, iterations, UserFiles(space))
-    recorder.watched.space, recorder.watched.loop_variables = space, parsed.loop_variables
-    recorder.watched.settle(space)
-    recorder.trace.start = dict(stores.view(recorder.watched))
-    recorder.before = recorder.watched.marks()
-    also = None if watcher is None else watcher(recorder.trace, name)
-    with Probe(also) if also is not None else contextlib.nullcontext():
+    recorder = Recorder(parsed, name, iterations)
+    recorder.begin(space, watcher)
+    with Probe(recorder.also) if recorder.also is not None else contextlib.nullcontext():
         recorder.run(code, space)
     return recorder.trace
 
@@ -101,6 +99,8 @@ class Recorder(Observer):
         files: UserFiles | None = None,
     ) -> None:
         self.source, self.filename, self.limit = source, filename, iterations
+        self.also: Observer | None = None  # the other observer of the run (the doctor)
+        self.previous: TraceFunction | None = None  # the trace function before ours
         self.files = files or UserFiles({})  # the user's other code: an earlier cell's functions
         self.visited: set[str] = set()  # the files of that code its moments are in
         self.watched = Watched()
@@ -122,11 +122,27 @@ class Recorder(Observer):
 
     # -- running --------------------------------------------------------------------
 
+    def begin(self, space: dict[str, Any], watcher: Watcher | None) -> None:
+        """What the namespace holds before the first statement (a model made in an earlier
+        cell), and the other observer (the doctor)."""
+        try:
+            self.files = UserFiles(space)
+            self.watched.space, self.watched.loop_variables = space, self.source.loop_variables
+            self.watched.settle(space)
+            self.trace.start = dict(stores.view(self.watched))
+            self.before = self.watched.marks()
+            self.also = None if watcher is None else watcher(self.trace, self.filename)
+        except Exception as error:  # ours: the cell runs all the same, untraced
+            self.failed("begin", error)
+
     def run(self, code: types.CodeType, space: dict[str, Any]) -> None:
-        previous = sys.gettrace()
+        """Run the user's code to its end (or to the iterations asked for), in their own
+        namespace: a failure of ours stops the recording, never the code (``failed``)."""
+        self.previous = previous = sys.gettrace()
         with Probe(self):
             try:
-                sys.settrace(self.call)
+                if not self.off:
+                    sys.settrace(self.call)
                 try:
                     exec(code, space)  # the user's own code, in their own kernel
                 finally:
@@ -137,13 +153,66 @@ class Recorder(Observer):
             except BaseException as error:  # the user's, in its own words; never raised
                 self.trace.ended = "error"
                 self.trace.error = self._error(error)
+        if self.off and self.trace.ended == "end":
+            self.trace.ended = "stopped"  # the recording stopped, the code ran to its end
         self.trace.iterations = self.iteration
-        self.trace.sources = self.files.texts(self.visited)
-        self.trace.titles = {name: title(name) for name in self.trace.sources}
+        try:
+            self.trace.sources = self.files.texts(self.visited)
+            self.trace.titles = {name: title(name) for name in self.trace.sources}
+        except Exception as error:
+            self.failed("end", error)
+
+    def failed(self, hook: str, error: Exception) -> None:
+        """An internal error in ``hook``: the recording stops there and the user's code runs on
+        untraced to its end; the trace keeps the error for a bug report, apart from theirs."""
+        if self.off:
+            return
+        file, line = self._where()
+        self.trace.internal_error = internal = InternalError.of("recorder", hook, error, file, line)
+        self.halt(internal.said(f"at {self._at(file, line)} " if line else ""))
+
+    def halt(self, why: str) -> None:
+        """Stop recording here, and let the user's code run on untraced (the trace function
+        before ours back, our frames let go); ``Trace.stopped`` says why."""
+        if self.off:
+            return
+        self.off = True
+        if self.also is not None:
+            self.also.off = True  # the doctor's findings past here would have no moment
+        if self.trace.stopped is None:
+            self.trace.stopped = why
+        sys.settrace(self.previous)
+        frame: types.FrameType | None = sys._getframe(1)
+        while frame is not None:
+            if self.frames_for(frame) is not None:
+                frame.f_trace = None  # type: ignore[assignment]
+            frame = frame.f_back
+
+    def _where(self) -> tuple[str | None, int | None]:
+        """The file and line of the user's statement running now (None, None: none)."""
+        with contextlib.suppress(Exception):
+            frame: types.FrameType | None = sys._getframe(1)
+            while frame is not None:
+                state = self.frames_for(frame)
+                if state is not None and state.current is not None:
+                    return state.file, state.current.first
+                frame = frame.f_back
+        return None, None
+
+    def _at(self, file: str | None, line: int) -> str:
+        return f"line {line}" + ("" if file is None else f" of {title(file)}")
 
     def call(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunction | None:
         """The global trace function: a frame of the source, or of the user's other code, is
-        traced line by line; any other runs untraced."""
+        traced line by line; any other runs untraced. Fail-open: an error of ours stops the
+        recording (``failed``), never the user's code."""
+        try:
+            return self._call(frame)
+        except Exception as error:
+            self.failed("call", error)
+            return None
+
+    def _call(self, frame: types.FrameType) -> TraceFunction | None:
         code = frame.f_code
         name = code.co_filename
         if code.co_name in _HIDDEN:
@@ -331,7 +400,10 @@ class Recorder(Observer):
             self.visited.add(file)
         self.trace.moments.append(moment)
         if len(self.trace.moments) >= MAX_MOMENTS:
-            self.stop(f"stopped at {MAX_MOMENTS} moments, the most a trace holds")
+            self.halt(
+                f"recording stopped at {MAX_MOMENTS:,} moments, the most a trace holds; "
+                "the cell ran on to its end, untraced"
+            )
 
     def _roots(self, statement: Statement, scope: Mapping[str, Any]) -> None:
         """A tensor with a graph that the statement assigned is the newest graph (``out``);

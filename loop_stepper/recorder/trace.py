@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
+from loop_stepper.recorder.internal import InternalError
 from loop_stepper.stores.views import GraphView, ParamStateView, ParamView
 
 
@@ -90,7 +91,9 @@ class Trace:
     bound of moments) or is None when the source ran to its end or raised (``error``).
     ``diagnoses`` are the doctor's findings, each at its moment. ``sources`` holds the text of
     each file of the user's other code that moments point into (``file``), ``titles`` how the
-    user knows it (a cell's ``In [3]``)."""
+    user knows it (a cell's ``In [3]``). ``internal_error`` is a bug of loop_stepper's own that
+    stopped the recording (or the doctor) there while the cell ran on to its end; never the
+    user's error."""
 
     source: str
     moments: list[Moment] = field(default_factory=list)
@@ -103,6 +106,7 @@ class Trace:
     ended: Literal["end", "stopped", "error"] = "end"
     sources: dict[str, str] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)
+    internal_error: InternalError | None = None
 
     def __repr__(self) -> str:
         return f"<Trace: {headline(self.as_dict())}>"
@@ -114,6 +118,7 @@ class Trace:
             "ended": self.ended,
             "stopped": self.stopped,
             "error": None if self.error is None else self.error.as_json(),
+            "internal_error": None if self.internal_error is None else self.internal_error.as_json(),
             "diagnoses": self.diagnoses,
             "start": self.start,
             "sources": self.sources,
@@ -136,6 +141,7 @@ class Trace:
         spelled "NaN", "Infinity", "-Infinity" floats again."""
         data = json.loads(text)
         error = data.get("error")
+        internal = data.get("internal_error")
         return cls(
             source=data["source"],
             moments=unpacked(data),
@@ -146,6 +152,7 @@ class Trace:
             if error is None
             else StatementError(error["message"], error["type"], error["line"], error["code"]),
             diagnoses=data.get("diagnoses", []),
+            internal_error=None if internal is None else InternalError(**internal),
             ended=data.get("ended", "end"),
             sources=data.get("sources", {}),
             titles=data.get("titles", {}),
@@ -256,7 +263,7 @@ def summary(data: Mapping[str, Any]) -> str:
     error = data.get("error")
     if error is not None:
         lines.append(f"  error at line {error['line']}: {error['type']}: {error['message']}")
-    elif data.get("stopped"):
+    if data.get("stopped"):
         lines.append(f"  {data['stopped']}")
     titles = data.get("titles", {})
     inside: dict[tuple[str, str], int] = {}

@@ -14,12 +14,14 @@ a tensor sent element by element is compared by its bytes after every statement.
 from __future__ import annotations
 
 import itertools
+import sys
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
 
+from loop_stepper.recorder.files import INSIDE
 from loop_stepper.recorder.names import (
     GONE,
     LOCAL,
@@ -40,6 +42,7 @@ from loop_stepper.stores.graph import Graph
 from loop_stepper.stores.views import GraphView
 
 STORES = ("params", "graph", "grad", "loss", "optimizer_state")
+_STACK = 64  # frames whose locals a lost tensor is looked for in, at most
 _MADE_UP: Rank = (MADE_UP, False, 0, 0)
 
 
@@ -64,6 +67,7 @@ class Watched:
         self._used: set[str] | None = None  # the names the names start from (None: to make)
         self._made_up = itertools.count()
         self._new = False  # a tensor was added since the last search of the namespace
+        self._lost: set[int] = set()  # ids of tensors that lost their name: named again or gone
         self._looked: set[int] = set()  # ids of the frames whose locals were all walked
         self._barren: set[types.CodeType] = set()  # code whose locals named nothing better
         self._frames: dict[int, int] = {}  # a tensor named by a function's local -> its frame
@@ -146,22 +150,55 @@ class Watched:
             self._forget_stale({n for n, _ in roots}, met, local)
         if self._new:
             self._new = False
-            best: dict[int, tuple[str, Rank]] = {}
-            self._search(best, self.space, local=False)
-            if local and scope is not self.space:
-                self._search(best, scope, local=True)
-            for i, (path, r) in best.items():
-                if path != self._names[i][0]:
-                    self._rename(i, path, r)
+            self._best_names(scope if local and scope is not self.space else None)
+
+    def _best_names(self, scope: Mapping[str, Any] | None) -> None:
+        """Search the whole namespace (and ``scope``, a function's locals) for each tensor's
+        best name. A tensor that lost its name (to another, or its name's root was rebound) and
+        that nothing reaches any more, not even the locals of a function running now, is gone
+        (a replaced model's weights); one that something else reaches is named by it."""
+        best: dict[int, tuple[str, Rank]] = {}
+        self._search(best, self.space, local=False)
+        if scope is not None:
+            self._search(best, scope, local=True)
+        lost, self._lost = self._lost, set()
+        if lost - best.keys():
+            self._search_stack(best)
+        taken: set[str] = set()
+        for i, (path, r) in sorted(best.items(), key=lambda item: item[1][1]):
+            if path in taken or i not in self._names:
+                continue  # a better-ranked tensor goes by that name (a global and a local)
+            taken.add(path)
+            if path != self._names[i][0]:
+                self._rename(i, path, r)
+        for i in lost - best.keys():
+            if i in self._names:
+                self._drop(i)  # it reaches nothing any more
+
+    def _search_stack(self, best: dict[int, tuple[str, Rank]]) -> None:
+        """The locals of the functions running now (a library's ``w`` and ``b`` its loop
+        trains, between the user's callbacks), innermost first."""
+        frame: types.FrameType | None = sys._getframe(2)
+        for _ in range(_STACK):
+            if frame is None or frame.f_globals is self.space and frame.f_code.co_name == "<module>":
+                return
+            if not frame.f_code.co_filename.startswith(INSIDE):  # not ours, nor torch's
+                self._search(best, frame.f_locals, local=True)
+            frame = frame.f_back
 
     def _forget_stale(self, roots: set[str], met: set[int], local: bool) -> None:
-        """A tensor not yet trained whose name starts at one of ``roots`` but which their walk
-        no longer met is gone (``self.out.weight = self.embed.weight``: the old weight)."""
+        """A tensor whose name starts at one of ``roots`` but which their walk no longer met
+        is gone when not yet trained (``self.out.weight = self.embed.weight``: the old weight);
+        a trained one is lost: named again by whatever reaches it, gone if nothing does."""
         tiers = (LOCAL, SELF) if local else (NAMESPACE, LOOP_VARIABLE)
         for i, (name, r) in list(self._names.items()):
             root = name.partition(".")[0].partition("[")[0]
-            if r[0] in tiers and i not in met and i not in self._trained and root in roots:
-                self._drop(i)
+            if r[0] in tiers and i not in met and root in roots:
+                if i in self._trained:
+                    self._lost.add(i)
+                    self._new = True
+                else:
+                    self._drop(i)
 
     def _first_look(self, frame: types.FrameType) -> None:
         """Walk all of a function's locals at its first statement while a parameter goes by a
@@ -204,12 +241,20 @@ class Watched:
             ]
         )
 
+        def better(i: int, path: str, r: Rank) -> None:
+            if i not in best or r < best[i][1]:
+                best[i] = (path, r)
+
         def found(path: str, value: Any) -> None:
             self._met(path, value, local, add_only=True)
             if isinstance(value, torch.Tensor) and id(value) in self._tensors:
-                r = rank(self._tier(path, local), path)
-                if id(value) not in best or r < best[id(value)][1]:
-                    best[id(value)] = (path, r)
+                better(id(value), path, rank(self._tier(path, local), path))
+            elif isinstance(value, torch.optim.Optimizer) and self._lost:
+                for g, group in enumerate(value.param_groups):  # a layer the model let go
+                    for k, p in enumerate(group["params"]):
+                        if id(p) in self._lost:
+                            held = f'{path}.param_groups[{g}]["params"][{k}]'
+                            better(id(p), held, rank(OPTIMIZER, held))
 
         for roots in groups:
             search(roots, found)
@@ -302,12 +347,11 @@ class Watched:
         """``name`` reaches tensor ``i`` now: it is its name; a tensor that held it before (a
         loop's variable since moved on) has a made-up one."""
         other = self._holders.get(name)
-        if other is not None and other != i:
-            if not any(held_by(o, self._tensors[other]) for o in self._optimizers):
-                self._drop(other)  # replaced (a tied weight's, the last batch's input)
-            else:
-                self._names[other] = (self._made_up_name(), _MADE_UP)
-                self._holders[self._names[other][0]] = other
+        if other is not None and other != i:  # replaced (a tied weight's, a replaced model's):
+            self._names[other] = (self._made_up_name(), _MADE_UP)  # named again, or gone
+            self._holders[self._names[other][0]] = other
+            self._lost.add(other)
+            self._new = True
         del self._holders[self._names[i][0]]
         self._names[i] = (name, r)
         self._home(i, r)
