@@ -12,6 +12,7 @@ is, the optimizers and their steps, the ledger of ``.grad`` buffers.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -22,6 +23,7 @@ from loop_stepper.doctor import graphs, where
 from loop_stepper.doctor.bugs import Diagnosis, message
 from loop_stepper.doctor.ledger import Ledger
 from loop_stepper.doctor.where import Place
+from loop_stepper.recorder.internal import InternalError
 from loop_stepper.recorder.probe import EVENTS, Observer
 
 FULL = 4  # iterations checked in full at the start
@@ -77,6 +79,7 @@ class Chart(Observer):
         self.kept = kept
         self._named_by = named
         self.checks: list[Check] = []
+        self.internal_error: InternalError | None = None  # ours, that stopped the doctor
         self.forget()
 
     def forget(self) -> None:
@@ -161,9 +164,24 @@ class Chart(Observer):
         return o
 
     def close(self) -> None:
-        """The run ended (the block, the script, the replay)."""
+        """The run ended (the block, the script, the replay): each check closes (and lets go of
+        its hooks), also after an internal error stopped the doctor."""
         for check in self.checks:
-            check.close()
+            try:
+                check.close()
+            except Exception as error:
+                self.failed("close", error)
+
+    def failed(self, hook: str, error: Exception) -> None:
+        """An internal error in ``hook``: the doctor stops watching there; the user's code runs
+        on; ``internal_error`` keeps it for a bug report, and the findings so far stand."""
+        first = not self.off
+        self.off = True
+        if first:
+            at: Place = (None, None)
+            with contextlib.suppress(Exception):
+                at = self.place()
+            self.internal_error = InternalError.of("doctor", hook, error, *at)
 
     def _tell(self, event: str, *args: Any) -> None:
         for method in self._by_event[event]:

@@ -29,6 +29,7 @@ from torch.utils.hooks import RemovableHandle
 
 from loop_stepper.doctor import where
 from loop_stepper.doctor.where import Place
+from loop_stepper.recorder.probe import Observer, guarded
 
 KEPT = 4  # eval forwards kept between two backwards (each holds its graph until then)
 _reads: dict[type, bool] = {}
@@ -90,8 +91,8 @@ class EvalForward:
 
 
 class Evals:
-    def __init__(self, place: Callable[[], Place]) -> None:
-        self.place = place
+    def __init__(self, owner: Observer, place: Callable[[], Place]) -> None:
+        self.owner, self.place = owner, place
         self.modules: weakref.WeakSet[nn.Module] = weakref.WeakSet()
         self.handles: list[RemovableHandle] = []
         self.depth = 0
@@ -106,8 +107,10 @@ class Evals:
             self._called_eval()
         if len(self.modules) and not self.handles:
             self.handles = [
-                module_hooks.register_module_forward_pre_hook(self._pre),
-                _post_hook(self._post),
+                module_hooks.register_module_forward_pre_hook(
+                    guarded(self.owner, "forward_pre", self._pre)
+                ),
+                _post_hook(guarded(self.owner, "forward", self._post)),
             ]
         elif not len(self.modules) and self.handles:
             self.remove()

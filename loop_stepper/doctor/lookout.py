@@ -27,6 +27,7 @@ import torch
 from loop_stepper.doctor import where
 from loop_stepper.doctor.holders import Keeper
 from loop_stepper.doctor.where import Place
+from loop_stepper.recorder.probe import Observer, guarded
 
 WINDOW = 3  # backwards a suspicion is traced for before its line is found from the code
 MUTATORS = {"append", "extend", "insert", "appendleft", "add", "update", "__setitem__"}
@@ -53,8 +54,11 @@ def holds_graph(value: Any) -> bool:
 
 
 class Lookout:
-    def __init__(self, found: Found) -> None:
+    def __init__(self, owner: Observer, found: Found) -> None:
         self.found = found
+        # the tracers, as hooks of the doctor's: an error of theirs turns the doctor off
+        self.tracer = guarded(owner, "lookout", self._call)
+        self.local = guarded(owner, "lookout", self._local)
         self.watched: dict[tuple[Any, ...], tuple[Keeper, tuple[Any, ...], int]] = {}
         self.lines: dict[int, int] = {}  # a traced frame's id -> the line it ran last
         self.frames: list[types.FrameType] = []  # frames given a local tracer
@@ -70,9 +74,9 @@ class Lookout:
         self.watched[holder.key] = (holder, state(value), 0)
         if not self.tracing:
             self.tracing = True
-            sys.settrace(self._call)
+            sys.settrace(self.tracer)
             for frame in where.their_frames(1):
-                frame.f_trace = self._local
+                frame.f_trace = self.local
                 self.frames.append(frame)
                 self.lines[id(frame)] = frame.f_lineno
 
@@ -96,7 +100,7 @@ class Lookout:
 
     def stop(self) -> None:
         if self.tracing:
-            if sys.gettrace() == self._call:
+            if sys.gettrace() is self.tracer:
                 sys.settrace(None)
             for frame in self.frames:
                 frame.f_trace = None
@@ -115,7 +119,7 @@ class Lookout:
         if caller is not None:
             self._look((caller.f_code.co_filename, caller.f_lineno))
         self.lines[id(frame)] = frame.f_lineno
-        return self._local
+        return self.local
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if not self.tracing:
@@ -128,7 +132,7 @@ class Lookout:
         elif event == "return":
             self._look((frame.f_code.co_filename, frame.f_lineno))
             self.lines.pop(id(frame), None)
-        return self._local
+        return self.local
 
     def _look(self, ran: Place) -> None:
         for key, (holder, before, _) in list(self.watched.items()):

@@ -33,7 +33,7 @@ class Order:
         self.ledger = doctor.ledger
         self.clips: dict[Place, str] = {}  # a clip's line: its first verdict stands
         self.hands = HandSteps()
-        self.uses = ForwardUse()
+        self.uses = ForwardUse(doctor)
         self.closure_from = 0  # the ledger's backwards when the running step(closure) began
         self.unheard: list[GradBuffer] | None = None  # leaves a hand-written backward updates
 

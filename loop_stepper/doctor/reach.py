@@ -30,12 +30,12 @@ OWNERS = 4  # the user's objects that made an optimizer, remembered (weakly)
 class Reach:
     def __init__(self, doctor: Chart) -> None:
         self.doctor = doctor
-        self.evals = Evals(doctor.place)
+        self.evals = Evals(doctor, doctor.place)
         self.spent = Spent()  # roots whose graph a backward freed, by iteration
         self.counts: OrderedDict[tuple[Any, ...], int] = OrderedDict()  # holder -> iterations
         # holders found growing: the iteration of that look and the iterations' graphs kept
         self.suspected: dict[tuple[Any, ...], tuple[int, int]] = {}
-        self.lookout = Lookout(self._stores)
+        self.lookout = Lookout(doctor, self._stores)
         self.owners: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self.retained: OrderedDict[int, None] = OrderedDict()  # roots kept by retain_graph
         self.scaled_outputs: dict[int, torch.Tensor] = {}  # what GradScaler.scale gave since

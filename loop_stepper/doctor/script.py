@@ -2,7 +2,9 @@
 script as ``python SCRIPT ARGS`` would, under the doctor, and report like a linter.
 
 Exit codes: 0 nothing found; 1 diagnoses; 2 the script failed (its traceback, in PyTorch's own
-words, unless a diagnosis names that failure: then 1) or bad usage.
+words, unless a diagnosis names that failure: then 1), the doctor itself failed (an internal
+error: the script ran on to its end unwatched, the findings before it are reported), or bad
+usage.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import IO, Any
 from loop_stepper.doctor.bugs import Diagnosis
 from loop_stepper.doctor.doctor import Stopped
 from loop_stepper.doctor.watch import watch
+from loop_stepper.recorder.internal import InternalError
 
 # the failures a diagnosis names in PyTorch's own words
 NAMED_FAILURES = {"backward_twice", "no_gradient"}
@@ -33,12 +36,18 @@ class ScriptReport:
     stopped: bool = False
     diagnoses: list[Diagnosis] = field(default_factory=list)
     error: BaseException | None = None
+    internal_error: InternalError | None = None  # ours: the doctor stopped watching there
 
     def as_json(self) -> dict[str, Any]:
-        return {"script": self.script, "iterations": self.iterations, "diagnoses": self.diagnoses}
+        found: dict[str, Any] = {"script": self.script, "iterations": self.iterations, "diagnoses": self.diagnoses}
+        if self.internal_error is not None:  # only then: the keys stay what they were
+            found["internal_error"] = self.internal_error.as_json()
+        return found
 
     @property
     def code(self) -> int:
+        if self.internal_error is not None:
+            return 2
         if self.error is not None and not any(d["bug"] in NAMED_FAILURES for d in self.diagnoses):
             return 2
         return 1 if self.diagnoses else 0
@@ -66,6 +75,7 @@ def run(script: Path, args: list[str], iterations: int | None = 50) -> ScriptRep
         sys.argv, sys.path[:] = saved_argv, saved_path
     report.iterations = doctor.primary_steps
     report.diagnoses = doctor.diagnoses
+    report.internal_error = doctor.internal_error
     return report
 
 
@@ -112,6 +122,8 @@ def main(argv: list[str]) -> int:
         _traceback(report.error, args.script)
     elif isinstance(report.error, SystemExit):
         print(f"{args.script}: exited with {report.error.code}", file=sys.stderr)
+    if report.internal_error is not None:
+        print(_internal(report.internal_error), file=sys.stderr)
     if to_stdout:
         json.dump(report.as_json(), sys.stdout, indent=2, default=str)
         print()
@@ -129,6 +141,12 @@ def _traceback(error: BaseException, script: Path) -> None:
     while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != mine:
         tb = tb.tb_next
     traceback.print_exception(type(error), error, tb or error.__traceback__, file=sys.stderr)
+
+
+def _internal(error: InternalError) -> str:
+    """The doctor's own failure, apart from the script's: where, what, and the traceback."""
+    where = "" if error.line is None else f"at {_shown(error.file)}:{error.line} "
+    return f"loop-stepper doctor: {error.said(where)}\n{error.traceback}"
 
 
 def _shown(file: str | None) -> str:

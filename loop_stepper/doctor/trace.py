@@ -54,8 +54,21 @@ def record(
         return doctor
 
     trace = recorded(source, namespace, iterations=iterations, filename=filename, watcher=watcher)
+    if not doctors:  # the recorder failed before it made the doctor: the cell ran untraced
+        return trace
     doctor = doctors[0]
     doctor.close()
+    try:
+        trace.diagnoses = placed(doctor, trace)
+    except Exception as error:  # ours: the findings stay unplaced, the trace stands
+        doctor.failed("place", error)
+    if trace.internal_error is None:
+        trace.internal_error = doctor.internal_error
+    return trace
+
+
+def placed(doctor: Doctor, trace: Trace) -> list[dict[str, Any]]:
+    """Each of the doctor's findings with its ``moment`` and that moment's iteration."""
     moments = trace.moments
     for d in doctor.diagnoses:
         # named when the numbers showed it (a step reading a stale .grad): the moment is the
@@ -72,5 +85,4 @@ def record(
         )
         d["moment"] = at if moments else None  # type: ignore[typeddict-unknown-key]
         d["iteration"] = moments[at]["iteration"] if moments else 0
-    trace.diagnoses = [dict(d) for d in doctor.diagnoses]
-    return trace
+    return [dict(d) for d in doctor.diagnoses]

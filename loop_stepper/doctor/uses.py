@@ -18,11 +18,13 @@ from torch import nn
 from torch.nn.modules import module as module_hooks
 from torch.utils.hooks import RemovableHandle
 
+from loop_stepper.recorder.probe import Observer, guarded
 from loop_stepper.stores.graph import reached
 
 
 class ForwardUse:
-    def __init__(self) -> None:
+    def __init__(self, owner: Observer) -> None:
+        self.owner = owner
         self.waiting: dict[int, torch.Tensor] = {}
         self.judged: set[int] = set()  # named, or found unused: never judged again
         self.outputs: dict[int, list[Any]] = {}  # a module's id: its latest outputs' grad_fns
@@ -46,7 +48,9 @@ class ForwardUse:
                 self.waiting[key] = p
         self.outputs.clear()
         if self.waiting and self.hook is None:
-            self.hook = module_hooks.register_module_forward_hook(self._forward)
+            self.hook = module_hooks.register_module_forward_hook(
+                guarded(self.owner, "forward", self._forward)
+            )
         elif not self.waiting:
             self.remove()
         return used

@@ -23,6 +23,7 @@ original function (under ``loop-stepper doctor`` the probe opens before the scri
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -119,11 +120,27 @@ def _tell(name: str, *args: Any) -> None:
 
 def fail(observer: Observer, hook: str, error: Exception) -> None:
     """``observer``'s ``hook`` raised ``error``: it is told so and turned off."""
-    try:
+    with contextlib.suppress(Exception):  # its report of the failure failed: off all the same
         observer.failed(hook, error)
-    except Exception:  # even its report of the failure failed: it is off all the same
-        pass
     observer.off = True
+
+
+def guarded(observer: Observer, hook: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as a hook of ``observer``'s that PyTorch or the interpreter calls (a global forward
+    hook, a trace function): it does nothing once the observer is off, and an error of its own
+    turns the observer off (``fail``) instead of reaching the user's code."""
+
+    @functools.wraps(fn)
+    def hook_(*args: Any) -> Any:
+        if observer.off:
+            return None
+        try:
+            return fn(*args)
+        except Exception as error:
+            fail(observer, hook, error)
+            return None
+
+    return hook_
 
 
 def _forked() -> None:

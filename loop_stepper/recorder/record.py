@@ -100,7 +100,7 @@ class Recorder(Observer):
     ) -> None:
         self.source, self.filename, self.limit = source, filename, iterations
         self.also: Observer | None = None  # the other observer of the run (the doctor)
-        self.previous: TraceFunction | None = None  # the trace function before ours
+        self.previous: Any = None  # the trace function before ours (a debugger's, coverage's)
         self.files = files or UserFiles({})  # the user's other code: an earlier cell's functions
         self.visited: set[str] = set()  # the files of that code its moments are in
         self.watched = Watched()
@@ -153,14 +153,14 @@ class Recorder(Observer):
             except BaseException as error:  # the user's, in its own words; never raised
                 self.trace.ended = "error"
                 self.trace.error = self._error(error)
-        if self.off and self.trace.ended == "end":
-            self.trace.ended = "stopped"  # the recording stopped, the code ran to its end
         self.trace.iterations = self.iteration
         try:
             self.trace.sources = self.files.texts(self.visited)
             self.trace.titles = {name: title(name) for name in self.trace.sources}
         except Exception as error:
             self.failed("end", error)
+        if self.off and self.trace.ended == "end":
+            self.trace.ended = "stopped"  # the recording stopped, the code ran to its end
 
     def failed(self, hook: str, error: Exception) -> None:
         """An internal error in ``hook``: the recording stops there and the user's code runs on
@@ -185,7 +185,7 @@ class Recorder(Observer):
         frame: types.FrameType | None = sys._getframe(1)
         while frame is not None:
             if self.frames_for(frame) is not None:
-                frame.f_trace = None  # type: ignore[assignment]
+                frame.f_trace = None
             frame = frame.f_back
 
     def _where(self) -> tuple[str | None, int | None]:

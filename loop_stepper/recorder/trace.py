@@ -118,12 +118,13 @@ class Trace:
             "ended": self.ended,
             "stopped": self.stopped,
             "error": None if self.error is None else self.error.as_json(),
-            "internal_error": None if self.internal_error is None else self.internal_error.as_json(),
             "diagnoses": self.diagnoses,
             "start": self.start,
             "sources": self.sources,
             "titles": self.titles,
             "moments": self.moments,
+            # only when there is one: a trace's keys stay what they were
+            **({} if (e := self.internal_error) is None else {"internal_error": e.as_json()}),
         }
 
     def to_json(self) -> str:
@@ -265,6 +266,9 @@ def summary(data: Mapping[str, Any]) -> str:
         lines.append(f"  error at line {error['line']}: {error['type']}: {error['message']}")
     if data.get("stopped"):
         lines.append(f"  {data['stopped']}")
+    internal = data.get("internal_error")
+    if internal is not None and internal["component"] == "doctor":  # the recording went on
+        lines.append(f"  {InternalError(**internal).said('')}")
     titles = data.get("titles", {})
     inside: dict[tuple[str, str], int] = {}
     for m in data["moments"]:

@@ -32,7 +32,6 @@ from loop_stepper.recorder.names import (
     SELF,
     Rank,
     dull,
-    held_by,
     leaves,
     rank,
     search,
@@ -180,8 +179,8 @@ class Watched:
         trains, between the user's callbacks), innermost first."""
         frame: types.FrameType | None = sys._getframe(2)
         for _ in range(_STACK):
-            if frame is None or frame.f_globals is self.space and frame.f_code.co_name == "<module>":
-                return
+            if frame is None or frame.f_locals is self.space:
+                return  # the cell's own namespace, searched already
             if not frame.f_code.co_filename.startswith(INSIDE):  # not ours, nor torch's
                 self._search(best, frame.f_locals, local=True)
             frame = frame.f_back
