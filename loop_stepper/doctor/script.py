@@ -39,7 +39,11 @@ class ScriptReport:
     internal_error: InternalError | None = None  # ours: the doctor stopped watching there
 
     def as_json(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"script": self.script, "iterations": self.iterations, "diagnoses": self.diagnoses}
+        found: dict[str, Any] = {
+            "script": self.script,
+            "iterations": self.iterations,
+            "diagnoses": self.diagnoses,
+        }
         if self.internal_error is not None:  # only then: the keys stay what they were
             found["internal_error"] = self.internal_error.as_json()
         return found

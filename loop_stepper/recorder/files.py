@@ -67,8 +67,9 @@ class UserFiles:
         return source
 
     def texts(self, names: set[str]) -> dict[str, str]:
-        """The text of each file in ``names`` (for the trace's ``sources``)."""
-        return {n: s.text for n in sorted(names) if (s := self.known.get(n)) is not None}
+        """The text of each file in ``names`` (for the trace's ``sources``): the user's, or a
+        library's its moments are in."""
+        return {n: s.text for n in sorted(names) if (s := self.known.get(n) or parsed(n))}
 
 
 def is_written_by_user(filename: str) -> bool:

@@ -3,6 +3,8 @@ is in, so that a moment is taken when that statement completes (the frame's next
 starts, or the frame returns), and a loop's next pass when the first statement of its body
 starts again (``Source.loop_starts``). A frame of the recorded source and one of the user's
 other code (an earlier cell's ``train``) are traced alike, each with its own file's statements.
+A *foreign* frame is a library's loop followed for its passes (``passes.py``): its statements
+are no moments of their own, only what they changed is (``Runner.library_completed``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ class Runner(Protocol):
         self, statement: Statement, frame: types.FrameType, file: str | None = None
     ) -> None: ...
 
+    def library_completed(self, statement: Statement, frame: types.FrameType) -> None: ...
+
+    def returned(self, state: Frame) -> None: ...
+
+    def moments_so_far(self) -> int: ...
+
 
 class Frame:
     """One running frame of the user's code: the statement it is in and where it started.
@@ -42,8 +50,13 @@ class Frame:
         frame: types.FrameType,
         source: Source,
         file: str | None = None,
+        foreign: bool = False,
     ) -> None:
         self.recorder, self.frame, self.source, self.file = recorder, frame, source, file
+        self.foreign = foreign
+        self.start: int | None = None  # a call of the user's code: the moments it began at
+        self.wrote = False  # and whether a moment since wrote a store (else it is stepped over)
+        self.began = 0  # the moments when the current statement began
         self.current: Statement | None = None
         self.lasti = -1
         self.raised = False
@@ -59,6 +72,7 @@ class Frame:
                 self.line(frame)
             elif event == "return":
                 self.done()
+                self.recorder.returned(self)
             elif event == "exception":
                 self.raised = True
         except Exception as error:
@@ -78,6 +92,7 @@ class Frame:
             return  # the same statement, on another of its lines
         self.done()
         self.current = statement
+        self.began = self.recorder.moments_so_far()
         header = self.source.loop_starts.get(statement.first)
         if header is not None and lasti == start:  # not an inner loop's next pass, a with's exit
             self.recorder.pass_started(frame.f_code, header)
@@ -86,5 +101,9 @@ class Frame:
         """The current statement completed (unless it raised)."""
         statement, raised = self.current, self.raised
         self.current, self.raised = None, False
-        if statement is not None and not raised and not statement.compound:
+        if statement is None or raised or statement.compound:
+            return
+        if self.foreign:
+            self.recorder.library_completed(statement, self.frame)
+        else:
             self.recorder.completed(statement, self.frame, self.file)

@@ -69,6 +69,9 @@ class Observer:
 
     def clip(self, parameters: list[torch.Tensor], how: str) -> None: ...
 
+    def clipped(self, parameters: list[torch.Tensor], how: str) -> None:
+        """The clip ran (``clip`` is told before)."""
+
     def scheduler_step(self, scheduler: Any) -> None: ...
 
     def loss_input(self, how: str, logits: torch.Tensor) -> None: ...
@@ -219,10 +222,13 @@ def _install() -> None:
     def clip(how: str) -> Callable[[Any], Any]:
         def make(original: Any) -> Any:
             def wrapper(parameters: Any, *args: Any, **kwargs: Any) -> Any:
-                if observers():
-                    parameters = _as_list(parameters)  # a generator is read once: keep it
-                    _tell("clip", parameters, how)
-                return original(parameters, *args, **kwargs)
+                if not observers():
+                    return original(parameters, *args, **kwargs)
+                parameters = _as_list(parameters)  # a generator is read once: keep it
+                _tell("clip", parameters, how)
+                result = original(parameters, *args, **kwargs)
+                _tell("clipped", parameters, how)
+                return result
 
             return wrapper
 
@@ -250,9 +256,17 @@ def _install() -> None:
 
     def made(original: Any) -> Any:
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            result = original(self, *args, **kwargs)
-            if observers():
-                _tell("optimizer_made", self)
+            if not observers():
+                return original(self, *args, **kwargs)
+            # PyTorch's own __init__, untraced: its first call imports torch._dynamo (seconds),
+            # which a trace function would hear call by call (three times as long)
+            tracer = sys.gettrace()
+            sys.settrace(None)
+            try:
+                result = original(self, *args, **kwargs)
+            finally:
+                sys.settrace(tracer)
+            _tell("optimizer_made", self)
             return result
 
         return wrapper

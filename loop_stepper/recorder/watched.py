@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
+from torch.nn.parameter import is_lazy
 
 from loop_stepper.recorder.files import INSIDE
 from loop_stepper.recorder.names import (
@@ -32,6 +33,7 @@ from loop_stepper.recorder.names import (
     SELF,
     Rank,
     dull,
+    held_by,
     leaves,
     rank,
     search,
@@ -67,6 +69,7 @@ class Watched:
         self._made_up = itertools.count()
         self._new = False  # a tensor was added since the last search of the namespace
         self._lost: set[int] = set()  # ids of tensors that lost their name: named again or gone
+        self._lazy: dict[int, tuple[torch.Tensor, str, Rank]] = {}  # lazy parameters, not made
         self._looked: set[int] = set()  # ids of the frames whose locals were all walked
         self._barren: set[types.CodeType] = set()  # code whose locals named nothing better
         self._frames: dict[int, int] = {}  # a tensor named by a function's local -> its frame
@@ -303,6 +306,9 @@ class Watched:
         i = id(tensor)
         if i in self._tensors:
             return
+        if is_lazy(tensor):  # a lazy module's, not yet made:
+            self._lazy.setdefault(i, (tensor, name, r))  # watched once its shape is known
+            return
         self._tensors[i] = tensor
         self._versions[i] = tensor._version
         self._contents[i] = tensors.fingerprint(tensor)
@@ -315,6 +321,16 @@ class Watched:
         self._home(i, r)
         self.autograd.names.add({name: tensor})
         self._show()
+
+    def _materialized(self) -> None:
+        """A lazy parameter its module's first forward made (the same object, now a
+        ``Parameter``) is watched from then on, as trained when an optimizer holds it."""
+        for i, (tensor, name, r) in list(self._lazy.items()):
+            if not is_lazy(tensor):
+                del self._lazy[i]
+                self._add(tensor, name, r)
+                if any(held_by(o, tensor) for o in self._optimizers):
+                    self.train([i])
 
     def _show(self) -> None:
         trained = self._trained
@@ -397,6 +413,8 @@ class Watched:
         """A fingerprint of each store: equal before and after a statement unless it wrote it.
         The parameters' is the count of in-place changes of their values (a tensor newly
         watched changes no value: a backward meeting a parameter does not write it)."""
+        if self._lazy:
+            self._materialized()
         for i, tensor in self._tensors.items():
             version = tensor._version
             if tensor.numel() <= tensors.LARGEST_SHOWN:  # its bytes: any route (a framework
