@@ -7,21 +7,23 @@ tuples and dicts; never a property, a ``__getattr__`` or an item of a big contai
 nothing: a search returns paths and ids, and the objects it passed are let go.
 
 A name's **rank** orders the ways to one tensor: the cell's namespace first, through a loop's
-variable (``p``) after any other name, a function's locals after the namespace's, its ``self``
-(``self.a`` while ``__init__`` runs) after its other locals, a local of a function that has
-returned after those, an optimizer's ``param_groups`` after them and a made-up name last;
+variable (``p``) after any other name, a function's locals after the namespace's (a library's
+running function's too: d2l's ``w`` and ``b``), its ``self`` (``self.a`` while ``__init__``
+runs) after its other locals, its loop's variable (``p`` of ``for p in params``) after those,
+a local of a function that has returned after those, an optimizer's ``param_groups`` after them
+and a made-up name last;
 within one tier, a name ending in an attribute (``layers[3].gamma``) before one ending in a
 list's item (``parameters[5]``), then fewer steps, then fewer characters.
 
-Also here: what holds no parameter (``dull``), whether an optimizer holds a tensor, and the
-leaves a backward writes ``.grad`` into.
+Also here: what holds no parameter (``dull``), whether an optimizer holds a tensor, the
+leaves a backward writes ``.grad`` into, and the scopes of the functions running now.
 """
 
 from __future__ import annotations
 
 import types
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -30,7 +32,7 @@ from torch import nn
 from loop_stepper.stores.graph import reached
 
 Rank = tuple[int, bool, int, int]  # (tier, an item, steps, characters): smaller is better
-NAMESPACE, LOOP_VARIABLE, LOCAL, SELF, GONE, OPTIMIZER, MADE_UP = range(7)
+NAMESPACE, LOOP_VARIABLE, LOCAL, SELF, LOCAL_LOOP, GONE, OPTIMIZER, MADE_UP = range(8)
 
 MAX_DEPTH = 4  # steps through lists, dicts and objects (a module's sub-modules are free)
 MAX_ITEMS = 1024  # a bigger list or dict is data, not a model: not walked
@@ -158,3 +160,20 @@ def leaves(roots: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     (a root that is a leaf itself first)."""
     own = [r for r in roots if r.grad_fn is None and r.requires_grad]
     return own + reached(r.grad_fn for r in roots if r.grad_fn is not None)[1]
+
+
+MAX_FRAMES = 64  # frames whose locals a search of the running functions reads, at most
+
+
+def running(
+    start: types.FrameType | None, space: Mapping[str, Any], skipped: tuple[str, ...]
+) -> Iterator[tuple[types.FrameType, Mapping[str, Any]]]:
+    """The frames out from ``start`` and their locals, up to the cell's own (whose namespace is
+    ``space``), but those of files under ``skipped`` (PyTorch's, this package's)."""
+    frame = start
+    for _ in range(MAX_FRAMES):
+        if frame is None or frame.f_locals is space:
+            return
+        if not frame.f_code.co_filename.startswith(skipped):
+            yield frame, frame.f_locals
+        frame = frame.f_back

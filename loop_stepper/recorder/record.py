@@ -352,6 +352,7 @@ class Recorder(Observer):
 
     def _library_moment(self, statement: Statement, frame: types.FrameType) -> None:
         lender = self._innermost()
+        self.watched.rename()  # a tensor a library's backward met: the library's name for it
         code = frame.f_code
         self.moments.take(statement, code.co_name, code.co_filename, self.passes.iteration)
         self.moments.borrow(lender)
@@ -379,7 +380,9 @@ class Recorder(Observer):
         if statement.data:
             watched.check_values(scope, statement.touches)
         local = None if scope is watched.space else frame
-        watched.settle(scope, statement.assigns + statement.touches, local)
+        owner = self.frames_for(frame)
+        loops = frozenset() if local is None or owner is None else owner.source.loop_variables
+        watched.settle(scope, statement.assigns + statement.touches, local, loops)
         self._roots(statement, scope)
         if statement.grad:
             moments.reads.add("grad")
@@ -394,7 +397,6 @@ class Recorder(Observer):
             moments.reads |= by_hand(statement, scope, watched, training)
         self.stepped = False
         watched.moved.clear()
-        owner = self.frames_for(frame)
         moments.take(statement, frame.f_code.co_name, file, self.passes.iteration, owner, marks)
         self.completing = None
         self._capped()

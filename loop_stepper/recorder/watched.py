@@ -13,7 +13,6 @@ a tensor sent element by element is compared by its bytes after every statement.
 
 from __future__ import annotations
 
-import itertools
 import sys
 import types
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,12 +21,12 @@ from typing import Any
 import torch
 from torch.nn.parameter import is_lazy
 
-from loop_stepper.recorder.files import INSIDE
+from loop_stepper.recorder.contents import Contents
+from loop_stepper.recorder.files import INSIDE, parsed
 from loop_stepper.recorder.names import (
-    GONE,
     LOCAL,
+    LOCAL_LOOP,
     LOOP_VARIABLE,
-    MADE_UP,
     NAMESPACE,
     OPTIMIZER,
     SELF,
@@ -36,15 +35,14 @@ from loop_stepper.recorder.names import (
     held_by,
     leaves,
     rank,
+    running,
     search,
 )
-from loop_stepper.stores import tensors
+from loop_stepper.recorder.naming import HOMED, MADE_UP_RANK, Naming, root
 from loop_stepper.stores.graph import Graph
 from loop_stepper.stores.views import GraphView
 
 STORES = ("params", "graph", "grad", "loss", "optimizer_state")
-_STACK = 64  # frames whose locals a lost tensor is looked for in, at most
-_MADE_UP: Rank = (MADE_UP, False, 0, 0)
 
 
 class Watched:
@@ -61,22 +59,15 @@ class Watched:
         # trained: held by an optimizer, given a .grad by a backward, or stepped by hand; once
         # any is, only those are shown (a teacher no optimizer holds is not)
         self._trained: set[int] = set()
-        self.moved: set[int] = set()  # the tensors whose values the statement changed
         self._tensors: dict[int, torch.Tensor] = {}  # id -> tensor (held: ``params`` holds it)
-        self._names: dict[int, tuple[str, Rank]] = {}  # id -> its name and how good it is
-        self._holders: dict[str, int] = {}  # name -> id
-        self._used: set[str] | None = None  # the names the names start from (None: to make)
-        self._made_up = itertools.count()
+        self.naming = Naming()
+        self._local_loops: frozenset[str] = frozenset()  # the walked function's loop variables
         self._new = False  # a tensor was added since the last search of the namespace
         self._lost: set[int] = set()  # ids of tensors that lost their name: named again or gone
         self._lazy: dict[int, tuple[torch.Tensor, str, Rank]] = {}  # lazy parameters, not made
         self._looked: set[int] = set()  # ids of the frames whose locals were all walked
         self._barren: set[types.CodeType] = set()  # code whose locals named nothing better
-        self._frames: dict[int, int] = {}  # a tensor named by a function's local -> its frame
-        self._frame = 0  # the id of the frame whose locals are being walked
-        self._versions: dict[int, int] = {}
-        self._contents: dict[int, bytes] = {}  # id -> content, as of its version above
-        self.moves = 0  # in-place changes of the parameters' values so far
+        self.contents = Contents()  # what each holds, to tell which a statement changed
         self._optimizers: list[torch.optim.Optimizer] = []
         self._seen: set[int] = set()  # ids of the optimizers met so far
         self.autograd = Graph({})
@@ -116,24 +107,25 @@ class Watched:
         scope: Mapping[str, Any],
         names: Iterable[str] | None = None,
         frame: types.FrameType | None = None,
+        loops: frozenset[str] = frozenset(),
     ) -> None:
         """After a statement: walk what ``names`` of ``scope`` hold (all of it when None) for
         tensors that require a gradient and optimizers, naming them as reached; ``frame``: the
         scope is that function's, not the cell's (its locals are all walked at its first
         statement while a parameter goes by ``self`` or worse). A tensor added since the last
         search (by this walk, a backward, an optimizer) has the whole namespace searched for
-        its best name."""
+        its best name. ``loops``: the names the function's loops bind (names of last resort)."""
         local = frame is not None
+        self._local_loops = loops
         if frame is not None:
-            self._frame = id(frame)
+            self.naming.frame = id(frame)
             self._first_look(frame)
         if names is None:
             roots = list(scope.items())
         else:
             roots = [(n, scope[n]) for n in dict.fromkeys(names) if n in scope]
-        if self._used is None:
-            self._used = {n.partition(".")[0].partition("[")[0] for n in self._holders}
-        named = any(n in self._used for n, _ in roots)  # a name of a shown tensor rebound
+        used = self.naming.roots()
+        named = any(n in used for n, _ in roots)  # a name of a shown tensor rebound
         met: set[int] = set()
         if all(isinstance(v, torch.Tensor) for _, v in roots):  # ``loss = …``, ``p`` of a loop
             for n, v in roots:
@@ -150,52 +142,58 @@ class Watched:
             whole = search(roots, found)
         if named and whole:  # what the walk did not meet is gone
             self._forget_stale({n for n, _ in roots}, met, local)
+        self.rename(scope if local and scope is not self.space else None)
+
+    def rename(self, scope: Mapping[str, Any] | None = None) -> None:
+        """When a tensor was added or lost its name since the last search: each tensor's best
+        name, from the namespace, ``scope`` (a function's locals) and, for a tensor no better
+        name reaches, the functions running now."""
         if self._new:
             self._new = False
-            self._best_names(scope if local and scope is not self.space else None)
+            self._best_names(scope)
 
     def _best_names(self, scope: Mapping[str, Any] | None) -> None:
         """Search the whole namespace (and ``scope``, a function's locals) for each tensor's
         best name. A tensor that lost its name (to another, or its name's root was rebound) and
         that nothing reaches any more, not even the locals of a function running now, is gone
         (a replaced model's weights); one that something else reaches is named by it."""
-        best: dict[int, tuple[str, Rank]] = {}
+        best: dict[int, tuple[str, Rank, int]] = {}  # id -> its best name, rank, home frame
+        here = self.naming.frame if scope is not None else None
         self._search(best, self.space, local=False)
         if scope is not None:
             self._search(best, scope, local=True)
         lost, self._lost = self._lost, set()
-        if lost - best.keys():
-            self._search_stack(best)
+        names = self.naming.names
+        poor = [i for i in names if i not in best or best[i][1][0] >= LOCAL_LOOP]
+        if poor:  # a library's ``w`` and ``b``, between the user's callbacks
+            for frame, scope_ in running(sys._getframe(1), self.space, INSIDE):
+                source = parsed(frame.f_code.co_filename)
+                self._local_loops = frozenset() if source is None else source.loop_variables
+                self.naming.frame = id(frame)
+                self._search(best, scope_, local=True)
         taken: set[str] = set()
-        for i, (path, r) in sorted(best.items(), key=lambda item: item[1][1]):
-            if path in taken or i not in self._names:
+        for i, (path, r, home) in sorted(best.items(), key=lambda item: item[1][1]):
+            if path in taken or i not in names:
                 continue  # a better-ranked tensor goes by that name (a global and a local)
             taken.add(path)
-            if path != self._names[i][0]:
+            name, now = names[i]
+            # a better name, or another where this search was the whole truth (the namespace,
+            # these locals): not a worse one where the name is another frame's (a library's)
+            whole = now[0] in (NAMESPACE, LOOP_VARIABLE) or self.naming.homes.get(i) == here
+            if path != name and (r < now or whole):
+                self.naming.frame = home
                 self._rename(i, path, r)
         for i in lost - best.keys():
-            if i in self._names:
+            if i in names:
                 self._drop(i)  # it reaches nothing any more
-
-    def _search_stack(self, best: dict[int, tuple[str, Rank]]) -> None:
-        """The locals of the functions running now (a library's ``w`` and ``b`` its loop
-        trains, between the user's callbacks), innermost first."""
-        frame: types.FrameType | None = sys._getframe(2)
-        for _ in range(_STACK):
-            if frame is None or frame.f_locals is self.space:
-                return  # the cell's own namespace, searched already
-            if not frame.f_code.co_filename.startswith(INSIDE):  # not ours, nor torch's
-                self._search(best, frame.f_locals, local=True)
-            frame = frame.f_back
 
     def _forget_stale(self, roots: set[str], met: set[int], local: bool) -> None:
         """A tensor whose name starts at one of ``roots`` but which their walk no longer met
         is gone when not yet trained (``self.out.weight = self.embed.weight``: the old weight);
         a trained one is lost: named again by whatever reaches it, gone if nothing does."""
-        tiers = (LOCAL, SELF) if local else (NAMESPACE, LOOP_VARIABLE)
-        for i, (name, r) in list(self._names.items()):
-            root = name.partition(".")[0].partition("[")[0]
-            if r[0] in tiers and i not in met and root in roots:
+        tiers = HOMED if local else (NAMESPACE, LOOP_VARIABLE)
+        for i, (name, r) in list(self.naming.names.items()):
+            if r[0] in tiers and i not in met and root(name) in roots:
                 if i in self._trained:
                     self._lost.add(i)
                     self._new = True
@@ -217,21 +215,16 @@ class Watched:
         while at is not None:
             live.add(id(at))
             at = at.f_back
-        for i, home in list(self._frames.items()):
-            if home not in live:  # named by the locals of a function that has returned
-                del self._frames[i]
-                if i in self._names:
-                    name, r = self._names[i]
-                    self._names[i] = (name, (GONE, *r[1:]))
-        if all(r[0] < SELF for _, r in self._names.values()):
+        self.naming.left(live)  # named by the locals of a function that has returned
+        if all(r[0] < SELF for _, r in self.naming.names.values()):
             return
-        before = dict(self._names)
+        before = dict(self.naming.names)
         search(frame.f_locals.items(), lambda path, value: self._met(path, value, True))
-        if self._names == before:
+        if self.naming.names == before:
             self._barren.add(frame.f_code)
 
     def _search(
-        self, best: dict[int, tuple[str, Rank]], scope: Mapping[str, Any], local: bool
+        self, best: dict[int, tuple[str, Rank, int]], scope: Mapping[str, Any], local: bool
     ) -> None:
         loops = self.loop_variables
         groups = (
@@ -245,7 +238,7 @@ class Watched:
 
         def better(i: int, path: str, r: Rank) -> None:
             if i not in best or r < best[i][1]:
-                best[i] = (path, r)
+                best[i] = (path, r, self.naming.frame)
 
         def found(path: str, value: Any) -> None:
             self._met(path, value, local, add_only=True)
@@ -262,10 +255,10 @@ class Watched:
             search(roots, found)
 
     def _tier(self, path: str, local: bool) -> int:
-        root = path.partition(".")[0].partition("[")[0]
+        start = root(path)
         if local:
-            return SELF if root == "self" else LOCAL
-        return LOOP_VARIABLE if root in self.loop_variables else NAMESPACE
+            return SELF if start == "self" else LOCAL_LOOP if start in self._local_loops else LOCAL
+        return LOOP_VARIABLE if start in self.loop_variables else NAMESPACE
 
     def _met(self, path: str, value: Any, local: bool, add_only: bool = False) -> None:
         if isinstance(value, torch.optim.Optimizer):
@@ -278,7 +271,7 @@ class Watched:
                     self._add(value, path, r)
             elif not value.requires_grad and i not in self._trained:
                 self._drop(i)  # frozen before it was trained (a backbone, LoRA's base)
-            elif not add_only and r < self._names[i][1]:
+            elif not add_only and r < self.naming.names[i][1]:
                 self._rename(i, path, r)
 
     def optimizer(self, optimizer: torch.optim.Optimizer, name: str | None = None) -> None:
@@ -298,7 +291,7 @@ class Watched:
         """The leaves a backward from ``roots`` writes ``.grad`` into, named if not yet."""
         found = leaves(roots)
         for leaf in found:
-            self._add(leaf, "", _MADE_UP)
+            self._add(leaf, "", MADE_UP_RANK)
         self.train(id(leaf) for leaf in found)
 
     def _add(self, tensor: torch.Tensor, name: str, r: Rank) -> None:
@@ -310,15 +303,9 @@ class Watched:
             self._lazy.setdefault(i, (tensor, name, r))  # watched once its shape is known
             return
         self._tensors[i] = tensor
-        self._versions[i] = tensor._version
-        self._contents[i] = tensors.fingerprint(tensor)
+        self.contents.add(tensor)
         self._new = True
-        if not name or name in self._holders:
-            name, r = self._made_up_name(), _MADE_UP
-        self._names[i] = (name, r)
-        self._holders[name] = i
-        self._used = None
-        self._home(i, r)
+        name = self.naming.add(i, name, r)
         self.autograd.names.add({name: tensor})
         self._show()
 
@@ -335,7 +322,9 @@ class Watched:
     def _show(self) -> None:
         trained = self._trained
         self.params = {
-            self._names[i][0]: t for i, t in self._tensors.items() if not trained or i in trained
+            self.naming.names[i][0]: t
+            for i, t in self._tensors.items()
+            if not trained or i in trained
         }
 
     def train(self, ids: Iterable[int]) -> None:
@@ -346,50 +335,35 @@ class Watched:
             self._trained |= new
             self._show()
 
-    def _home(self, i: int, r: Rank) -> None:
-        if r[0] in (LOCAL, SELF):
-            self._frames[i] = self._frame
-        else:
-            self._frames.pop(i, None)
-
-    def _made_up_name(self) -> str:
-        while True:
-            name = f"leaf{next(self._made_up)}"
-            if name not in self._holders:
-                return name
-
     def _rename(self, i: int, name: str, r: Rank) -> None:
         """``name`` reaches tensor ``i`` now: it is its name; a tensor that held it before (a
-        loop's variable since moved on) has a made-up one."""
-        other = self._holders.get(name)
-        if other is not None and other != i:  # replaced (a tied weight's, a replaced model's):
-            self._names[other] = (self._made_up_name(), _MADE_UP)  # named again, or gone
-            self._holders[self._names[other][0]] = other
+        loop's variable since moved on, a replaced model's weight) is named again or gone."""
+        other = self.naming.rename(i, name, r)
+        if other is not None:
             self._lost.add(other)
-            self._new = True
-        del self._holders[self._names[i][0]]
-        self._names[i] = (name, r)
-        self._home(i, r)
-        self._new |= r[0] >= LOOP_VARIABLE  # a poor name: the namespace may hold a better
-        self._holders[name] = i
-        self._used = None
+        self._new |= other is not None or r[0] >= LOOP_VARIABLE  # the namespace may hold better
         self._show()
-        self.autograd.names.add({n: self._tensors[k] for n, k in self._holders.items()})
+        holders = self.naming.holders
+        self.autograd.names.add({n: self._tensors[k] for n, k in holders.items()})
 
     def _drop(self, i: int) -> None:
-        name = self._names.pop(i)[0]
-        del self._holders[name], self._tensors[i], self._versions[i], self._contents[i]
-        self._used = None
+        self.naming.drop(i)
+        del self._tensors[i]
+        self.contents.drop(i)
         self._trained.discard(i)
-        self._frames.pop(i, None)
         self._show()
+
+    @property
+    def moved(self) -> set[int]:
+        """The ids of the tensors whose values changed since this was cleared."""
+        return self.contents.moved
 
     def content(self, tensor: torch.Tensor) -> bytes:
         """The content last seen of a watched tensor (its bytes, or their digest)."""
-        return self._contents[id(tensor)]
+        return self.contents.of(tensor)
 
     def name_of(self, tensor: torch.Tensor) -> str | None:
-        hit = self._names.get(id(tensor))
+        hit = self.naming.names.get(id(tensor))
         return None if hit is None or self._tensors[id(tensor)] is not tensor else hit[0]
 
     # -- what a statement changed -----------------------------------------------------
@@ -400,14 +374,8 @@ class Watched:
         tensor directly) with their last; a change counts as a move."""
         found = [scope.get(n) for n in names]
         direct = [v for v in found if isinstance(v, torch.Tensor) and id(v) in self._tensors]
-        for tensor in direct if direct and len(direct) == len(found) else self._tensors.values():
-            i = id(tensor)
-            tensors.forget(tensor)  # its kept summary is as old as its version
-            content = tensors.fingerprint(tensor)
-            if content != self._contents.get(i):
-                self.moves += 1
-                self.moved.add(i)
-                self._contents[i] = content
+        whole = direct and len(direct) == len(found)
+        self.contents.check(direct if whole else list(self._tensors.values()))
 
     def marks(self) -> dict[str, Any]:
         """A fingerprint of each store: equal before and after a statement unless it wrote it.
@@ -415,19 +383,7 @@ class Watched:
         watched changes no value: a backward meeting a parameter does not write it)."""
         if self._lazy:
             self._materialized()
-        for i, tensor in self._tensors.items():
-            version = tensor._version
-            if tensor.numel() <= tensors.LARGEST_SHOWN:  # its bytes: any route (a framework
-                content = tensors.fingerprint(tensor)  # writing through .data) is seen
-                if content != self._contents[i]:
-                    self._versions[i], self._contents[i] = version, content
-                    self.moves += 1
-                    self.moved.add(i)
-            elif version != self._versions[i]:
-                self._versions[i] = version
-                self._contents[i] = tensors.fingerprint(tensor)
-                self.moves += 1
-                self.moved.add(i)
+        moves = self.contents.update(self._tensors)
         grads = tuple(
             (i, id(p.grad), p.grad._version) for i, p in self._tensors.items() if p.grad is not None
         )
@@ -437,7 +393,7 @@ class Watched:
         root = self.autograd.root
         loss = self.loss
         return {
-            "params": self.moves,
+            "params": moves,
             "graph": (id(root), self.autograd.freed),
             "grad": grads,
             "loss": None if loss is None else (id(loss), loss._version),
