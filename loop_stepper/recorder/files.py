@@ -73,11 +73,15 @@ class UserFiles:
 
 
 def is_written_by_user(filename: str) -> bool:
-    """Not PyTorch's, the standard library's, an installed package's or this project's, and not
-    generated code (a ``<…>`` name other than a cell's)."""
+    """Not PyTorch's, the standard library's, an installed package's (this environment's, or
+    any under a ``site-packages`` or ``dist-packages`` folder: a user's site, Colab's) or this
+    project's, and not generated code (a ``<…>`` name other than a cell's)."""
     if filename.startswith("<"):
         return filename.startswith(_CELLS)
-    return not os.path.realpath(filename).startswith(NOT_THEIRS)
+    path = os.path.realpath(filename)
+    parts = path.split(os.sep)
+    packaged = "site-packages" in parts or "dist-packages" in parts
+    return not packaged and not path.startswith(NOT_THEIRS)
 
 
 def is_cell(filename: str) -> bool:

@@ -84,9 +84,22 @@ class Passes:
                 source, statement = statement_at(frame)
                 if source is not None and statement.loops:
                     self.follow(frame, source)
-                    return frame.f_code, statement.loops[-1]
+                    loop = frame.f_code, statement.loops[-1]
+                    self.began[loop] = self._calling(frame)
+                    return loop
             frame = frame.f_back
         return None
+
+    def _calling(self, frame: types.FrameType) -> int:
+        """The moment the user's statement that called into a library's loop began at (its
+        pass began after, untraced: the moments since are its first iteration's)."""
+        outer: types.FrameType | None = frame.f_back
+        while outer is not None:
+            state = self.recorder.frames_for(outer)
+            if state is not None:
+                return state.began
+            outer = outer.f_back
+        return 0
 
     def follow(self, frame: types.FrameType, source: Source) -> None:
         """Trace a library's loop from now on: this frame's lines, and any later frame of its

@@ -289,6 +289,8 @@ class Watched:
 
     def reached(self, roots: Sequence[torch.Tensor]) -> None:
         """The leaves a backward from ``roots`` writes ``.grad`` into, named if not yet."""
+        if self._lazy:
+            self._materialized()  # in their module's order, before the graph's
         found = leaves(roots)
         for leaf in found:
             self._add(leaf, "", MADE_UP_RANK)
