@@ -2,13 +2,13 @@
 after a change a library made (``library.py``), with what it read and wrote and the stores
 drawn, shared with the moment before where unchanged.
 
-**The training, not the noise.** A call of the user's code whose moments wrote no store and made no
-parameter (an evaluation under ``no_grad``, ``estimate_loss()``, a Dataset's ``__getitem__``, a
-print or a plot) is stepped over: its moments go, and the statement that called it is its one moment
-(``step_into`` keeps them). A library's change heard while a statement of the user's calls it
-(``accelerator.backward(loss)``) is that statement's, once the statement completes with nothing
-of the user's between; otherwise (a library's loop calling back the user's update) it stays a
-moment of its own.
+**The training, not the noise.** A call of the user's code whose moments wrote no store and
+made no parameter or optimizer (an evaluation under ``no_grad``, ``estimate_loss()``, a
+Dataset's ``__getitem__``, a print or a plot) is stepped over: its moments go, and the
+statement that called it is its one moment (``step_into`` keeps them). A library's change
+heard while a statement of the user's calls it (``accelerator.backward(loss)``) is that
+statement's, once the statement completes with nothing of the user's between; otherwise (a
+library's loop calling back the user's update) it stays a moment of its own.
 
 The cap ``MAX_MOMENTS`` counts the moments the user sees: those of a call not yet known to
 write are not counted, and such a call is let go past the cap as it would be at its end.
@@ -43,6 +43,7 @@ class Moments:
         self.shared: dict[str, Any] = {}  # the last moment's parts, reused while equal
         self.last: dict[str, Any] | None = None  # the last moment's stores, whole
         self.last_names: tuple[str, ...] = ()
+        self.shown: tuple[tuple[str, ...], int] = ((), 0)  # the parameters and optimizers shown
 
     # -- a moment ----------------------------------------------------------------------
 
@@ -70,7 +71,9 @@ class Moments:
                     writes.update(m["writes"])
                 del self.trace.moments[first:]
         self.before, self.reads, self.writes = marks, set(), set()
-        shown = tuple(self.watched.named) != self.last_names  # a parameter made, or renamed
+        # a parameter or an optimizer made (or renamed): the stores show more than before
+        shown = (tuple(self.watched.named), len(self.watched.optimizers)) != self.shown
+        self.shown = (tuple(self.watched.named), len(self.watched.optimizers))
         moment: Moment = {
             "line": statement.first,
             "code": statement.code,

@@ -112,7 +112,7 @@ class Recorder(Observer):
             self.watched.settle(space)
             self.trace.start = dict(stores.view(self.watched))
             self.moments.before = self.watched.marks()
-            self.moments.last_names = tuple(self.watched.named)
+            self.moments.shown = (tuple(self.watched.named), len(self.watched.optimizers))
             self.also = None if watcher is None else watcher(self.trace, self.filename)
         except Exception as error:  # ours: the cell runs all the same, untraced
             self.failed("begin", error)
