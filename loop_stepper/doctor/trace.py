@@ -15,7 +15,6 @@ from loop_stepper.recorder import Trace
 from loop_stepper.recorder import record as recorded
 from loop_stepper.recorder.frame import Frame
 from loop_stepper.recorder.probe import Observer
-from loop_stepper.recorder.source import Source
 
 
 def record(
@@ -24,28 +23,23 @@ def record(
     *,
     iterations: int | None = 3,
     filename: str | None = None,
+    step_into: bool = False,
 ) -> Trace:
     """``loop_stepper.recorder.record``, and the doctor's findings in ``Trace.diagnoses``."""
     doctors: list[Doctor] = []
-    statements = Source.parse(source).at_line
 
     def watcher(trace: Trace, name: str) -> Observer:
 
         def locate() -> Place:
+            """The statement of the user's innermost traced frame (a library's loop the
+            recorder follows is not the user's)."""
             frame = sys._getframe(1)
             while frame is not None:
-                filename = frame.f_code.co_filename
                 traced = getattr(frame.f_trace, "__self__", None)
-                at = (
-                    statements
-                    if filename == name
-                    else traced.source.at_line
-                    if isinstance(traced, Frame)
-                    else None
-                )
-                if at is not None:
-                    statement = at.get(frame.f_lineno)
-                    return filename, frame.f_lineno if statement is None else statement.first
+                if isinstance(traced, Frame) and not traced.foreign:
+                    statement = traced.source.at_line.get(frame.f_lineno)
+                    line = frame.f_lineno if statement is None else statement.first
+                    return frame.f_code.co_filename, line
                 frame = frame.f_back  # type: ignore[assignment]
             return None, None
 
@@ -53,7 +47,14 @@ def record(
         doctors.append(doctor)
         return doctor
 
-    trace = recorded(source, namespace, iterations=iterations, filename=filename, watcher=watcher)
+    trace = recorded(
+        source,
+        namespace,
+        iterations=iterations,
+        filename=filename,
+        watcher=watcher,
+        step_into=step_into,
+    )
     if not doctors:  # the recorder failed before it made the doctor: the cell ran untraced
         return trace
     doctor = doctors[0]

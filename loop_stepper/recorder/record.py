@@ -73,10 +73,15 @@ def record(
         raise ValueError("iterations must be at least 1 (or None: to the end)")
     space: dict[str, Any] = {"__name__": "__main__"} if namespace is None else namespace
     name = filename or f"<loop-stepper-{next(_numbers)}>"
-    parsed = Source.parse(source)
-    code = compile(source, name, "exec")
+    code = compile(source, name, "exec")  # a SyntaxError is Python's own, raised
     linecache.cache[name] = (len(source), None, source.splitlines(True), name)  # tracebacks
+    try:
+        parsed, broken = Source.parse(source), None
+    except Exception as error:  # ours: the cell runs all the same, untraced
+        parsed, broken = Source(source), error
     recorder = Recorder(parsed, name, iterations, step_into)
+    if broken is not None:
+        recorder.failed("parse", broken)
     recorder.begin(space, watcher)
     with Probe(recorder.also) if recorder.also is not None else contextlib.nullcontext():
         recorder.run(code, space)
@@ -106,6 +111,8 @@ class Recorder(Observer):
     def begin(self, space: dict[str, Any], watcher: Watcher | None) -> None:
         """What the namespace holds before the first statement (a model made in an earlier
         cell), and the other observer (the doctor)."""
+        if self.off:
+            return
         try:
             self.files = UserFiles(space)
             self.watched.space, self.watched.loop_variables = space, self.source.loop_variables
