@@ -53,7 +53,9 @@ class SGD:
 
 
 class Module(nn.Module, HyperParameters):
-    """A model that knows its loss, a training or validation step on a batch, its optimizer."""
+    """A model that knows its loss, a training or validation step on a batch, its optimizer:
+    the SGD above (d2l's base ``Module`` hands out ``torch.optim.SGD``; its scratch models,
+    this SGD)."""
 
     lr: float
     net: nn.Module
@@ -70,7 +72,7 @@ class Module(nn.Module, HyperParameters):
         return self.net(X)
 
     def plot(self, key: str, value: Any, train: bool) -> None:
-        self.board[("train_" if train else "val_") + key].append(float(value))
+        self.board[("train_" if train else "val_") + key].append(value.item())
 
     def training_step(self, batch: Any) -> Any:
         loss = self.loss(self(*batch[:-1]), batch[-1])
@@ -129,20 +131,15 @@ class FashionMNIST(DataModule):
         self.tensors = (self.X, self.y)
 
 
-class Vocab:
-    """Tokens to indices (``<unk>``, 0, for the unseen) and back (``idx_to_token``)."""
+class Vocab(dict[str, int]):
+    """Token to index (0, ``<unk>``, for the unseen); ``idx_to_token`` the other way."""
 
     def __init__(self, tokens: Iterable[str] = ()) -> None:
         self.idx_to_token = sorted({"<unk>", *tokens})
-        self.token_to_idx = {token: i for i, token in enumerate(self.idx_to_token)}
+        super().__init__((token, i) for i, token in enumerate(self.idx_to_token))
 
-    def __len__(self) -> int:
-        return len(self.idx_to_token)
-
-    def __getitem__(self, tokens: Any) -> Any:
-        if isinstance(tokens, list | tuple):
-            return [self.token_to_idx.get(token, 0) for token in tokens]
-        return self.token_to_idx.get(tokens, 0)
+    def __missing__(self, token: str) -> int:
+        return 0
 
 
 class TimeMachine(DataModule):
@@ -158,7 +155,7 @@ class TimeMachine(DataModule):
         picks = torch.randint(0, 11, (rows,), generator=torch.Generator().manual_seed(1895))
         text = " ".join(self.WORDS[i] for i in picks.tolist())
         self.vocab = Vocab(text)
-        windows = torch.tensor(self.vocab[list(text)]).unfold(0, num_steps + 1, 1)[:rows]
+        windows = torch.tensor([self.vocab[ch] for ch in text]).unfold(0, num_steps + 1, 1)[:rows]
         self.X, self.Y = windows[:, :-1], windows[:, 1:]
         self.tensors = (self.X, self.Y)
 
@@ -247,6 +244,7 @@ def get_data_ch11(batch_size: int = 10, n: int = 500, num_workers: int = 0) -> t
 
 
 def evaluate_loss(net: Callable[[Any], Any], data_iter: Any, loss: Callable[..., Any]) -> float:
+    """The mean loss, under ``no_grad`` (d2l's builds a graph and drops it)."""
     total, count = 0.0, 0
     with torch.no_grad():
         for X, y in data_iter:
