@@ -44,6 +44,7 @@ class Moments:
         self.last: dict[str, Any] | None = None  # the last moment's stores, whole
         self.last_names: tuple[str, ...] = ()
         self.shown: tuple[tuple[str, ...], int] = ((), 0)  # the parameters and optimizers shown
+        self.held: dict[str, int] = {}  # each shown name's tensor, by id
 
     # -- a moment ----------------------------------------------------------------------
 
@@ -72,8 +73,13 @@ class Moments:
                 del self.trace.moments[first:]
         self.before, self.reads, self.writes = marks, set(), set()
         # a parameter or an optimizer made (or renamed): the stores show more than before
-        shown = (tuple(self.watched.named), len(self.watched.optimizers)) != self.shown
-        self.shown = (tuple(self.watched.named), len(self.watched.optimizers))
+        named = self.watched.named
+        shown = (tuple(named), len(self.watched.optimizers)) != self.shown
+        self.shown = (tuple(named), len(self.watched.optimizers))
+        held = {n: id(t) for n, t in named.items()}
+        if any(held[n] != i for n, i in self.held.items() if n in held):
+            writes.add("params")  # a name now shows another tensor: a model replaced
+        self.held = held
         moment: Moment = {
             "line": statement.first,
             "code": statement.code,

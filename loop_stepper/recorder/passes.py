@@ -41,6 +41,7 @@ class Passes:
         self.loop: Loop | None = None
         self.backwards = 0
         self.iteration = 0
+        self.before = 0  # the iterations of the training loops before this one (a second model's)
         self.where = ""  # the training loop, in words: "line 12", "line 40 of d2l/torch.py"
 
     def started(self, code: types.CodeType, header: int) -> None:
@@ -51,12 +52,12 @@ class Passes:
         self.began[key] = len(self.recorder.trace.moments)
         if key != self.loop:
             return
-        if self.limit is not None and self.passes[key] > self.limit:
+        if self.limit is not None and self.before + self.passes[key] > self.limit:
             self.recorder.stop(
                 f"stopped after {self.limit} iteration{'s' * (self.limit != 1)} of the loop at "
                 f"{self.where} (iterations={self.limit}; iterations=None records to the end)"
             )
-        self.iteration = self.passes[key]
+        self.iteration = self.before + self.passes[key]
 
     def backward(self, frame: types.FrameType | None) -> None:
         """A backward begins (``frame``: its caller's): the first finds the training loop;
@@ -64,12 +65,28 @@ class Passes:
         self.backwards += 1
         if self.backwards == 1 and self.loop is None:
             self.found(self.around(frame))
+        elif self.loop is not None and not self._inside(frame, self.loop):
+            loop = self.around(frame)  # a training loop after the first (a new model's)
+            if loop is not None and loop != self.loop:
+                self.before = self.iteration
+                self.found(loop)
         elif self.loop is None:
             if self.limit is not None and self.backwards > self.limit:
                 self.recorder.stop(
                     f"stopped after {self.limit} backward passes (iterations={self.limit})"
                 )
             self.iteration = self.backwards
+
+    def _inside(self, frame: types.FrameType | None, loop: Loop) -> bool:
+        """``frame`` runs inside a pass of ``loop`` (in its own frame or a caller's)."""
+        code, header = loop
+        while frame is not None:
+            if frame.f_code is code:
+                state = getattr(frame.f_trace, "__self__", None)
+                current = getattr(state, "current", None)
+                return current is not None and header in current.loops
+            frame = frame.f_back
+        return False
 
     def around(self, frame: types.FrameType | None) -> Loop | None:
         """The innermost loop around ``frame``'s running statement, out through its callers:
@@ -119,7 +136,7 @@ class Passes:
             first = 0
         else:
             self.passes.setdefault(loop, 1)  # a library's loop is followed from inside a pass
-            self.iteration = self.passes[loop]
+            self.iteration = self.before + self.passes[loop]
             first = self.began.get(loop, 0)
             self.where = self.named(loop)
         for m in self.recorder.trace.moments[first:]:

@@ -120,6 +120,7 @@ class Recorder(Observer):
             self.trace.start = dict(stores.view(self.watched))
             self.moments.before = self.watched.marks()
             self.moments.shown = (tuple(self.watched.named), len(self.watched.optimizers))
+            self.moments.held = {n: id(t) for n, t in self.watched.named.items()}
             self.also = None if watcher is None else watcher(self.trace, self.filename)
         except Exception as error:  # ours: the cell runs all the same, untraced
             self.failed("begin", error)

@@ -191,7 +191,7 @@ class Watched:
         """A tensor whose name starts at one of ``roots`` but which their walk no longer met
         is gone when not yet trained (``self.out.weight = self.embed.weight``: the old weight);
         a trained one is lost: named again by whatever reaches it, gone if nothing does."""
-        tiers = HOMED if local else (NAMESPACE, LOOP_VARIABLE)
+        tiers = HOMED if local else (NAMESPACE, LOOP_VARIABLE, OPTIMIZER)
         for i, (name, r) in list(self.naming.names.items()):
             if r[0] in tiers and i not in met and root(name) in roots:
                 if i in self._trained:
