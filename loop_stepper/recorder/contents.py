@@ -48,17 +48,19 @@ class Contents:
             if now != self.contents.get(i):
                 self._moved(i, tensor._version, now)
 
-    def update(self, watched: Mapping[int, torch.Tensor]) -> int:
+    def update(self, watched: Mapping[int, torch.Tensor], thorough: bool = True) -> int:
         """Read what changed since the last look; the count of changes so far (the
-        parameters' mark: a tensor newly watched changes no value)."""
+        parameters' mark: a tensor newly watched changes no value). ``thorough``: a small
+        tensor's bytes are compared whatever its version (after a statement that calls
+        something: a framework may write through ``.data``), else its version alone."""
         for i, tensor in watched.items():
             version = tensor._version
-            if tensor.numel() <= tensors.LARGEST_SHOWN:  # its bytes: any route (a framework
-                now = tensors.fingerprint(tensor)  # writing through .data) is seen
+            if thorough and tensor.numel() <= tensors.LARGEST_SHOWN:  # any route is seen
+                now = tensors.fingerprint(tensor)
                 if now != self.contents[i]:
                     self._moved(i, version, now)
             elif version != self.versions[i]:
-                self._moved(i, version, tensors.content_digest(tensor))
+                self._moved(i, version, content(tensor))
         return self.moves
 
     def _moved(self, i: int, version: int, now: bytes) -> None:

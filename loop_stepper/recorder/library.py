@@ -92,6 +92,16 @@ def changed_in(start: types.FrameType | None, traced: Traced) -> types.FrameType
     return frame if outer is not None else None
 
 
+def looping(frame: types.FrameType | None, traced: Traced) -> bool:
+    """A library frame from ``frame`` out to the user's runs inside a loop of its own (a
+    library's training loop, not a wrapper of one call: ``accelerator.backward``)."""
+    while frame is not None and traced(frame) is None:
+        if is_library(frame.f_code.co_filename) and statement_at(frame)[1].loops:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def title(filename: str) -> str:
     """A library file as its import names it: its path from the ``sys.path`` folder that
     holds it (``d2l/torch.py``), else its own name."""

@@ -45,6 +45,7 @@ class Moments:
         self.last_names: tuple[str, ...] = ()
         self.shown: tuple[tuple[str, ...], int] = ((), 0)  # the parameters and optimizers shown
         self.held: dict[str, int] = {}  # each shown name's tensor, by id
+        self.looked: tuple[int, int] = (-1, -1)  # Watched.shows and the optimizers, last looked
 
     # -- a moment ----------------------------------------------------------------------
 
@@ -72,14 +73,18 @@ class Moments:
                     writes.update(m["writes"])
                 del self.trace.moments[first:]
         self.before, self.reads, self.writes = marks, set(), set()
-        # a parameter or an optimizer made (or renamed): the stores show more than before
-        named = self.watched.named
-        shown = (tuple(named), len(self.watched.optimizers)) != self.shown
-        self.shown = (tuple(named), len(self.watched.optimizers))
-        held = {n: id(t) for n, t in named.items()}
-        if any(held[n] != i for n, i in self.held.items() if n in held):
-            writes.add("params")  # a name now shows another tensor: a model replaced
-        self.held = held
+        shown = False
+        seen = (self.watched.shows, len(self.watched.optimizers))
+        if seen != self.looked:  # the parameters shown were made again: compare them
+            self.looked = seen
+            named = self.watched.named
+            # a parameter or an optimizer made (or renamed): the stores show more than before
+            shown = (tuple(named), seen[1]) != self.shown
+            self.shown = (tuple(named), seen[1])
+            held = {n: id(t) for n, t in named.items()}
+            if any(held[n] != i for n, i in self.held.items() if n in held):
+                writes.add("params")  # a name now shows another tensor: a model replaced
+            self.held = held
         moment: Moment = {
             "line": statement.first,
             "code": statement.code,

@@ -328,6 +328,10 @@ class Recorder(Observer):
         self.moments.writes.add("grad")
         self._library_change()
 
+    def state_loaded(self, owner: Any) -> None:
+        if isinstance(owner, torch.optim.Optimizer):
+            self.moments.writes.add("optimizer_state")
+
     def clip(self, parameters: list[torch.Tensor], how: str) -> None:
         self.moments.reads.add("grad")
 
@@ -364,7 +368,8 @@ class Recorder(Observer):
         self.watched.rename()  # a tensor a library's backward met: the library's name for it
         code = frame.f_code
         self.moments.take(statement, code.co_name, code.co_filename, self.passes.iteration)
-        self.moments.borrow(lender)
+        if not library.looping(frame, self.frames_for):  # a wrapper: maybe its caller's
+            self.moments.borrow(lender)
         self.stepped = False
         self._capped()
 
@@ -395,7 +400,7 @@ class Recorder(Observer):
         self._roots(statement, scope)
         if statement.grad:
             moments.reads.add("grad")
-        marks = watched.marks()
+        marks = watched.marks(statement.calls or statement.data)
         hand = marks["params"] != moments.before["params"] and not self.stepped
         if hand and self.passes.loop is None and self.passes.backwards == 0:  # no backward()
             loop = loop_around(statement, frame, self.frames_for, watched)

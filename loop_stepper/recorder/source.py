@@ -38,7 +38,9 @@ class Statement:
     attribute, an item or an in-place method (``p.requires_grad = True``, ``p.data += …``,
     ``w.grad.zero_()``: ``p``, ``w``); ``data``: it changes a tensor through ``.data`` (which
     bumps no version of the tensor's own); ``grad``: it reads a ``.grad`` (not only to clear
-    it)."""
+    it); ``calls``: it calls something (which may change a tensor without a version, through
+    ``.data``: a framework's step), where ``x = y[i]``, ``a, b = b, a + b`` or ``return a, b``
+    call nothing that could."""
 
     first: int
     last: int
@@ -49,6 +51,7 @@ class Statement:
     touches: tuple[str, ...] = ()
     data: bool = False
     grad: bool = False
+    calls: bool = True
 
 
 @dataclass
@@ -85,7 +88,14 @@ class Source:
             compound = isinstance(node, COMPOUND)
             code = self._lines[first - 1].strip() if compound else _segment(self._lines, node)
             statement = Statement(
-                first, last, code, compound, _assigned(node), loops, *_touched(node, compound)
+                first,
+                last,
+                code,
+                compound,
+                _assigned(node),
+                loops,
+                *_touched(node, compound),
+                calls=compound or any(isinstance(sub, ast.Call) for sub in ast.walk(node)),
             )
             self.statements[first] = statement
             # a compound statement owns only its header's lines; its body's lines are its

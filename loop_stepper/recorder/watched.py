@@ -61,6 +61,7 @@ class Watched:
         self._trained: set[int] = set()
         self._tensors: dict[int, torch.Tensor] = {}  # id -> tensor (held: ``params`` holds it)
         self.naming = Naming()
+        self.shows = 0  # how often ``params`` was made again (a name or a tensor may differ)
         self._local_loops: frozenset[str] = frozenset()  # the walked function's loop variables
         self._new = False  # a tensor was added since the last search of the namespace
         self._lost: set[int] = set()  # ids of tensors that lost their name: named again or gone
@@ -322,6 +323,7 @@ class Watched:
                     self.train([i])
 
     def _show(self) -> None:
+        self.shows += 1
         trained = self._trained
         self.params = {
             self.naming.names[i][0]: t
@@ -379,18 +381,17 @@ class Watched:
         whole = direct and len(direct) == len(found)
         self.contents.check(direct if whole else list(self._tensors.values()))
 
-    def marks(self) -> dict[str, Any]:
-        """A fingerprint of each store: equal before and after a statement unless it wrote it.
-        The parameters' is the count of in-place changes of their values (a tensor newly
-        watched changes no value: a backward meeting a parameter does not write it)."""
+    def marks(self, thorough: bool = True) -> dict[str, Any]:
+        """A fingerprint of each store but the optimizer's state (whose changes the probe
+        hears: a step, a load): equal before and after a statement unless it wrote it. The
+        parameters' is the count of in-place changes of their values (a tensor newly watched
+        changes no value: a backward meeting a parameter does not write it); ``thorough``: see
+        ``Contents.update``."""
         if self._lazy:
             self._materialized()
-        moves = self.contents.update(self._tensors)
+        moves = self.contents.update(self._tensors, thorough)
         grads = tuple(
             (i, id(p.grad), p.grad._version) for i, p in self._tensors.items() if p.grad is not None
-        )
-        state = tuple(
-            (id(p), _state_mark(s)) for o in self._optimizers for p, s in o.state.items() if s
         )
         root = self.autograd.root
         loss = self.loss
@@ -399,14 +400,8 @@ class Watched:
             "graph": (id(root), self.autograd.freed),
             "grad": grads,
             "loss": None if loss is None else (id(loss), loss._version),
-            "optimizer_state": state,
+            "optimizer_state": None,
         }
-
-
-def _state_mark(state: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(
-        (k, (id(v), v._version) if isinstance(v, torch.Tensor) else v) for k, v in state.items()
-    )
 
 
 def _name(dtype: torch.dtype) -> str:
