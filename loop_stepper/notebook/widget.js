@@ -1,4 +1,4 @@
-/* loop-stepper bundle: sha256 97debf3051ff290fddd5d9f7a11a51304d4e67703eacba0f4c8d69f4fd77d372 of static/js/api.js static/js/catalogue.js static/js/changes.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
+/* loop-stepper bundle: sha256 53f6265cca0b3e0e6eec42156cfd62043dd5e59fe5e433b294e1be43a3a17201 of static/js/api.js static/js/catalogue.js static/js/changes.js static/js/format.js static/js/views/chart.js static/js/views/grads.js static/js/views/graph.js static/js/views/layout.js static/js/views/loss.js static/js/views/marks.js static/js/views/optstate.js static/js/views/params.js static/js/views/source.js static/js/views/stores.js static/js/views/summary.js static/js/views/tensor.js static/js/widget.js */
 // static/js/views/source.js
 function createSource(root, source) {
   let list = document.createElement("ol");
@@ -820,8 +820,8 @@ function render({ model, el }) {
   let $ = (cls) => root.querySelector(`.${cls}`), stores = createStores($("stores")), trace = null, listings = /* @__PURE__ */ new Map(), history = [], at = 0, shown = null;
   function load() {
     trace = model.get("trace"), at = 0, shown = null, listings.clear(), $("ls-source").replaceChildren(), history = trace.moments.flatMap((m, i) => m.writes.includes("loss") && m.loss !== null ? [{ k: i + 1, n: i, iteration: m.iteration, loss: m.loss }] : []);
-    let ended = trace.error ? `Stopped by an error at line ${trace.error.line}: ${trace.error.type}: ${trace.error.message}` : trace.stopped ?? `Ran to its end: ${trace.moments.length} moments, ${trace.iterations} iterations.`;
-    $("ls-ended").textContent = ended, $("ls-timeline").max = String(trace.moments.length), go(0);
+    let internal = trace.internal_error?.component === "doctor" ? `The doctor stopped at an internal error (${trace.internal_error.type}: ${trace.internal_error.message}); the recording went on.` : null, error = trace.error ? `Stopped by an error at line ${trace.error.line}: ${trace.error.type}: ${trace.error.message}` : null, said = [trace.stopped, error, internal].filter((s) => s);
+    $("ls-ended").textContent = said.length ? said.join(" ") : `Ran to its end: ${trace.moments.length} moments, ${trace.iterations} iterations.`, $("ls-timeline").max = String(trace.moments.length), go(0);
   }
   function titleOf(file) {
     return file === null ? "the cell" : trace.titles?.[file] ?? file;

@@ -70,10 +70,18 @@ function render({ model, el }) {
     // the loss curve: each loss line's value, by iteration, as the page's history
     history = trace.moments.flatMap((m, i) =>
       m.writes.includes("loss") && m.loss !== null ? [{ k: i + 1, n: i, iteration: m.iteration, loss: m.loss }] : []);
-    const ended = trace.error
+    // why the recording ended: the user's error, the iterations asked for, the cap, or an
+    // internal error of ours (the cell ran on all the same), each in its own words
+    const internal = trace.internal_error?.component === "doctor"
+      ? `The doctor stopped at an internal error (${trace.internal_error.type}: ${trace.internal_error.message}); the recording went on.`
+      : null;
+    const error = trace.error
       ? `Stopped by an error at line ${trace.error.line}: ${trace.error.type}: ${trace.error.message}`
-      : trace.stopped ?? `Ran to its end: ${trace.moments.length} moments, ${trace.iterations} iterations.`;
-    $("ls-ended").textContent = ended;
+      : null;
+    const said = [trace.stopped, error, internal].filter((s) => s);
+    $("ls-ended").textContent = said.length
+      ? said.join(" ")
+      : `Ran to its end: ${trace.moments.length} moments, ${trace.iterations} iterations.`;
     $("ls-timeline").max = String(trace.moments.length);
     go(0);
   }
