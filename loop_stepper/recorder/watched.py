@@ -70,7 +70,7 @@ class Watched:
         self._barren: set[types.CodeType] = set()  # code whose locals named nothing better
         self.contents = Contents()  # what each holds, to tell which a statement changed
         self._optimizers: list[torch.optim.Optimizer] = []
-        self._seen: set[int] = set()  # ids of the optimizers met so far
+        self._seen: dict[int, int] = {}  # ids of the optimizers met so far: the params held
         self.autograd = Graph({})
         self.loss: torch.Tensor | None = None
         self.loss_names: set[str] = set()  # the names backward was called through (``loss``)
@@ -276,12 +276,16 @@ class Watched:
                 self._rename(i, path, r)
 
     def optimizer(self, optimizer: torch.optim.Optimizer, name: str | None = None) -> None:
-        """An optimizer that runs (or is found): it and every parameter it holds."""
-        if id(optimizer) in self._seen:
+        """An optimizer that runs (or is found): it and every parameter it holds (again when
+        it holds more: a group added)."""
+        held = sum(len(group["params"]) for group in optimizer.param_groups)
+        known = self._seen.get(id(optimizer))
+        if known == held:
             return
-        self._seen.add(id(optimizer))
-        self._optimizers.append(optimizer)
-        label = name or f"optimizer{len(self._optimizers)}"
+        self._seen[id(optimizer)] = held
+        if known is None:
+            self._optimizers.append(optimizer)
+        label = name or f"optimizer{self._optimizers.index(optimizer) + 1}"
         for g, group in enumerate(optimizer.param_groups):
             for i, p in enumerate(group["params"]):
                 path = f'{label}.param_groups[{g}]["params"][{i}]'
