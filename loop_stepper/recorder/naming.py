@@ -6,8 +6,9 @@ stays but ranks below any other (``GONE``)."""
 from __future__ import annotations
 
 import itertools
+import types
 
-from loop_stepper.recorder.names import GONE, LOCAL, LOCAL_LOOP, MADE_UP, SELF, Rank
+from loop_stepper.recorder.names import GONE, LOCAL, LOCAL_LOOP, MADE_UP, SELF, Found, Rank, search
 
 MADE_UP_RANK: Rank = (MADE_UP, False, 0, 0)
 HOMED = (LOCAL, SELF, LOCAL_LOOP)  # the tiers of a function's locals
@@ -21,6 +22,8 @@ class Naming:
         self.frame = 0  # the id of the frame whose locals are being walked
         self._roots: set[str] | None = None
         self._made_up = itertools.count()
+        self._looked: set[int] = set()  # ids of the frames whose locals were all walked
+        self._barren: set[types.CodeType] = set()  # code whose locals named nothing better
 
     def roots(self) -> set[str]:
         """The names the names start from (``model`` of ``model.0.weight``)."""
@@ -69,6 +72,30 @@ class Naming:
                 if i in self.names:
                     name, r = self.names[i]
                     self.names[i] = (name, (GONE, *r[1:]))
+
+    def look(self, frame: types.FrameType, met: Found) -> None:
+        """Walk all of a function's locals (``met`` told of each tensor and optimizer) at its
+        first statement while a parameter goes by a poor name (``self.a``, a made-up one),
+        unless its code's locals named nothing better before (``forward``'s ``self``, at each
+        call); first, a name homed in a function that has returned is ``GONE``."""
+        key = id(frame)
+        if key in self._looked or frame.f_code in self._barren:
+            return
+        if len(self._looked) > 256:
+            self._looked.clear()
+        self._looked.add(key)
+        live: set[int] = set()
+        at: types.FrameType | None = frame
+        while at is not None:
+            live.add(id(at))
+            at = at.f_back
+        self.left(live)
+        if all(r[0] < SELF for _, r in self.names.values()):
+            return
+        before = dict(self.names)
+        search(frame.f_locals.items(), met)
+        if self.names == before:
+            self._barren.add(frame.f_code)
 
     def made_up(self) -> str:
         while True:

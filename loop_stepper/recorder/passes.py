@@ -12,6 +12,7 @@ iterations asked for, wherever the loop runs.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from loop_stepper.recorder import files, library
@@ -23,7 +24,7 @@ from loop_stepper.recorder.trace import Trace
 Loop = tuple[types.CodeType, int]  # a loop by its code and its header's line
 
 
-class Runner(Protocol):
+class Follower(Protocol):
     trace: Trace
     filename: str
     adopted: dict[types.CodeType, Source]
@@ -34,7 +35,7 @@ class Runner(Protocol):
 
 
 class Passes:
-    def __init__(self, recorder: Runner, limit: int | None) -> None:
+    def __init__(self, recorder: Follower, limit: int | None) -> None:
         self.recorder, self.limit = recorder, limit
         self.passes: dict[Loop, int] = {}  # of every loop traced, the training loop's once known
         self.began: dict[Loop, int] = {}  # the moment each loop's last pass began at
@@ -141,6 +142,25 @@ class Passes:
             self.where = self.named(loop)
         for m in self.recorder.trace.moments[first:]:
             m["iteration"] = self.iteration
+
+    def inside(self, stop: BaseException, visited: set[str], title: Callable[[str], str]) -> str:
+        """Where a stop of the run landed, in words, when it was inside a call of the user's
+        other code or a library's loop: the rest of that call (its prints, its evaluation)
+        did not run ('' at the top of the cell)."""
+        inside: types.FrameType | None = None
+        tb = stop.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_filename in visited or code in self.recorder.adopted:
+                inside = tb.tb_frame
+            tb = tb.tb_next
+        if inside is None:
+            return ""
+        name, line = inside.f_code.co_filename, inside.f_lineno
+        return (
+            f"; it stopped inside {inside.f_code.co_name}() of {title(name)} "
+            f"(line {line}): the rest of that call did not run"
+        )
 
     def named(self, loop: Loop) -> str:
         code, header = loop

@@ -22,7 +22,7 @@ import itertools
 import linecache
 import sys
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -31,6 +31,7 @@ from loop_stepper import stores
 from loop_stepper.recorder import library
 from loop_stepper.recorder.files import UserFiles, title
 from loop_stepper.recorder.frame import Frame, TraceFunction
+from loop_stepper.recorder.heard import Heard
 from loop_stepper.recorder.internal import InternalError
 from loop_stepper.recorder.marks import by_hand, is_loss, read_by
 from loop_stepper.recorder.moments import MAX_MOMENTS, Moments
@@ -88,8 +89,8 @@ def record(
     return recorder.trace
 
 
-class Recorder(Observer):
-    """The trace function, the probe's observer and the moments they make."""
+class Recorder(Heard):
+    """The trace function, the probe's observer (``Heard``) and the moments they make."""
 
     def __init__(
         self, source: Source, filename: str, iterations: int | None, step_into: bool = False
@@ -139,10 +140,12 @@ class Recorder(Observer):
                     sys.settrace(previous)
             except _Stop as stop:
                 self.trace.ended = "stopped"
-                self._stopped_inside(stop)
+                inside = self.passes.inside(stop, self.moments.visited, self._title)
+                if inside and self.trace.stopped is not None:
+                    self.trace.stopped += inside
             except BaseException as error:  # the user's, in its own words; never raised
                 self.trace.ended = "error"
-                self.trace.error = self._error(error)
+                self.trace.error = StatementError.raised(error, self.filename, self.source.at_line)
         self.trace.iterations = self.passes.iteration
         try:
             self.trace.sources = self.files.texts(self.moments.visited)
@@ -247,141 +250,10 @@ class Recorder(Observer):
         owner = getattr(trace, "__self__", None)
         return owner if isinstance(owner, Frame) and not owner.foreign else None
 
-    def _stopped_inside(self, stop: _Stop) -> None:
-        """A recording that stopped inside a call of the user's other code or a library's
-        loop says so: the rest of that call (its prints, its evaluation) did not run."""
-        inside: types.FrameType | None = None
-        tb = stop.__traceback__
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            if code.co_filename in self.moments.visited or code in self.adopted:
-                inside = tb.tb_frame
-            tb = tb.tb_next
-        if inside is None or self.trace.stopped is None:
-            return
-        name, line = inside.f_code.co_filename, inside.f_lineno
-        self.trace.stopped += (
-            f"; it stopped inside {inside.f_code.co_name}() of {self._title(name)} "
-            f"(line {line}): the rest of that call did not run"
-        )
-
-    def _error(self, error: BaseException) -> StatementError:
-        line: int | None = None
-        tb = error.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == self.filename:
-                line = tb.tb_lineno
-            tb = tb.tb_next
-        statement = None if line is None else self.source.at_line.get(line)
-        first = None if statement is None else statement.first
-        code = None if statement is None else statement.code
-        return StatementError(str(error), type(error).__name__, first, code)
-
     # -- iterations -----------------------------------------------------------------
 
     def pass_started(self, code: types.CodeType, header: int) -> None:
         self.passes.started(code, header)
-
-    # -- what the probe hears ----------------------------------------------------------
-
-    def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
-        self.passes.backward(sys._getframe(2))
-        self.moments.reads |= {"loss", "graph", "grad"}
-        self.moments.writes |= {"grad", "graph"}
-        self.watched.reached(roots)
-        self._names_of_loss(roots)
-
-    def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
-        root = roots[0] if roots else None
-        if root is not None and root.grad_fn is not None:
-            self.watched.autograd.start(root)
-            self.watched.autograd.backward(root, retain_graph)
-            if not retain_graph:
-                self.watched.spent[id(root.grad_fn)] = root.grad_fn
-        if root is not None and is_loss(root):
-            self.watched.loss = root
-        self._library_change()
-
-    def failed_backward(self, roots: Sequence[torch.Tensor], error: BaseException) -> None:
-        root = roots[0] if roots else None
-        if root is not None and root.grad_fn is not None:
-            self.watched.autograd.start(root)
-            self.watched.autograd.backward(root, False)  # a graph PyTorch refused is freed
-
-    def before_step(self, optimizer: torch.optim.Optimizer) -> None:
-        self.watched.optimizer(optimizer)
-        self.stepped = True
-        self.moments.reads |= {"grad", "params"}
-        self.moments.writes.add("params")
-        if optimizer.state:
-            self.moments.reads.add("optimizer_state")
-
-    def after_step(self, optimizer: torch.optim.Optimizer) -> None:
-        if optimizer.state:  # a stateful optimizer (momentum, Adam): the fifth store
-            self.moments.reads.add("optimizer_state")
-            self.moments.writes.add("optimizer_state")
-        self._library_change()
-
-    def zero_grad(self, owner: Any, set_to_none: bool) -> None:
-        if isinstance(owner, torch.optim.Optimizer):
-            self.watched.optimizer(owner)
-        self.moments.writes.add("grad")
-        self._library_change()
-
-    def state_loaded(self, owner: Any) -> None:
-        if isinstance(owner, torch.optim.Optimizer):
-            self.moments.writes.add("optimizer_state")
-
-    def clip(self, parameters: list[torch.Tensor], how: str) -> None:
-        self.moments.reads.add("grad")
-
-    def clipped(self, parameters: list[torch.Tensor], how: str) -> None:
-        self._library_change()
-
-    def _names_of_loss(self, roots: Sequence[torch.Tensor]) -> None:
-        """The names the tensor backward runs from goes by (``loss``): a later statement
-        assigning one of them is the loss line."""
-        frame = sys._getframe(2)
-        while frame is not None and self.frames_for(frame) is None:  # the user's innermost
-            frame = frame.f_back  # type: ignore[assignment]
-        if frame is None:
-            return
-        ids = {id(r) for r in roots}
-        self.watched.loss_names |= {n for n, v in frame.f_locals.items() if id(v) in ids}
-
-    def _library_change(self) -> None:
-        """A change just heard, when a library made it (not the user's own statement): a
-        moment of its own, at the library's statement."""
-        made = library.changed_in(sys._getframe(1), self.frames_for)
-        if made is not None:
-            _, statement = library.statement_at(made)
-            self._library_moment(statement, made)
-
-    def library_completed(self, statement: Statement, frame: types.FrameType) -> None:
-        """A statement of a library's loop completed: a moment when it changed a store (a
-        library's step written by hand, ``d2l.SGD.step``)."""
-        if self.watched.marks() != self.moments.before or self.moments.writes:
-            self._library_moment(statement, frame)
-
-    def _library_moment(self, statement: Statement, frame: types.FrameType) -> None:
-        lender = self._innermost()
-        self.watched.rename()  # a tensor a library's backward met: the library's name for it
-        code = frame.f_code
-        self.moments.take(statement, code.co_name, code.co_filename, self.passes.iteration)
-        if not library.looping(frame, self.frames_for):  # a wrapper: maybe its caller's
-            self.moments.borrow(lender)
-        self.stepped = False
-        self._capped()
-
-    def _innermost(self) -> Frame | None:
-        """The user's frame running now, innermost (None: none)."""
-        frame: types.FrameType | None = sys._getframe(2)
-        while frame is not None:
-            state = self.frames_for(frame)
-            if state is not None:
-                return state
-            frame = frame.f_back
-        return None
 
     # -- moments ----------------------------------------------------------------------
 
@@ -413,9 +285,9 @@ class Recorder(Observer):
         watched.moved.clear()
         moments.take(statement, frame.f_code.co_name, file, self.passes.iteration, owner, marks)
         self.completing = None
-        self._capped()
+        self.capped()
 
-    def _capped(self) -> None:
+    def capped(self) -> None:
         if self.moments.full:
             self.halt(
                 f"recording stopped at {MAX_MOMENTS:,} moments, the most a trace holds; "

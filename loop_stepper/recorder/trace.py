@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from loop_stepper.recorder.internal import InternalError
+from loop_stepper.recorder.source import Statement
 from loop_stepper.stores.views import GraphView, ParamStateView, ParamView
 
 
@@ -54,6 +55,23 @@ class StatementError(str):
 
     def as_json(self) -> dict[str, Any]:
         return {"message": str(self), "type": self.type, "line": self.line, "code": self.code}
+
+    @classmethod
+    def raised(
+        cls, error: BaseException, filename: str, at_line: Mapping[int, Statement]
+    ) -> StatementError:
+        """``error`` as the user's code raised it: at the last line of ``filename`` (the
+        recorded source) its traceback passed, that line's statement."""
+        line: int | None = None
+        tb = error.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == filename:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        statement = None if line is None else at_line.get(line)
+        first = None if statement is None else statement.first
+        code = None if statement is None else statement.code
+        return cls(str(error), type(error).__name__, first, code)
 
 
 def plain(value: Any) -> Any:

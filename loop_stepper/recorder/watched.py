@@ -66,8 +66,6 @@ class Watched:
         self._new = False  # a tensor was added since the last search of the namespace
         self._lost: set[int] = set()  # ids of tensors that lost their name: named again or gone
         self._lazy: dict[int, tuple[torch.Tensor, str, Rank]] = {}  # lazy parameters, not made
-        self._looked: set[int] = set()  # ids of the frames whose locals were all walked
-        self._barren: set[types.CodeType] = set()  # code whose locals named nothing better
         self.contents = Contents()  # what each holds, to tell which a statement changed
         self._optimizers: list[torch.optim.Optimizer] = []
         self._seen: dict[int, int] = {}  # ids of the optimizers met so far: the params held
@@ -120,7 +118,7 @@ class Watched:
         self._local_loops = loops
         if frame is not None:
             self.naming.frame = id(frame)
-            self._first_look(frame)
+            self.naming.look(frame, lambda path, value: self._met(path, value, True))
         if names is None:
             roots = list(scope.items())
         else:
@@ -200,29 +198,6 @@ class Watched:
                     self._new = True
                 else:
                     self._drop(i)
-
-    def _first_look(self, frame: types.FrameType) -> None:
-        """Walk all of a function's locals at its first statement while a parameter goes by a
-        poor name (``self.a``, a made-up one), unless its code's locals named nothing better
-        before (``forward``'s ``self``, at each call)."""
-        key = id(frame)
-        if key in self._looked or frame.f_code in self._barren:
-            return
-        if len(self._looked) > 256:
-            self._looked.clear()
-        self._looked.add(key)
-        live: set[int] = set()
-        at: types.FrameType | None = frame
-        while at is not None:
-            live.add(id(at))
-            at = at.f_back
-        self.naming.left(live)  # named by the locals of a function that has returned
-        if all(r[0] < SELF for _, r in self.naming.names.values()):
-            return
-        before = dict(self.naming.names)
-        search(frame.f_locals.items(), lambda path, value: self._met(path, value, True))
-        if self.naming.names == before:
-            self._barren.add(frame.f_code)
 
     def _search(
         self, best: dict[int, tuple[str, Rank, int]], scope: Mapping[str, Any], local: bool
