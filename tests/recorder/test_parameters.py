@@ -181,10 +181,10 @@ def seen(trace: Trace) -> list[Any]:
     return [(m["line"], m["reads"], m["writes"], m["params"]) for m in trace.moments]
 
 
-@pytest.mark.parametrize("context", ["fork", "spawn"])
-def test_only_the_users_thread_and_process_are_traced(context: str) -> None:
+@pytest.mark.parametrize("start", ["fork", "spawn"])  # not "context": pytest-playwright's fixture
+def test_only_the_users_thread_and_process_are_traced(start: str) -> None:
     alone, _, _, _ = recorded(THREADS_AND_WORKERS.format(workers=0, context=""))
-    source = THREADS_AND_WORKERS.format(workers=2, context=f", multiprocessing_context={context!r}")
+    source = THREADS_AND_WORKERS.format(workers=2, context=f", multiprocessing_context={start!r}")
     trace, _, _, space = recorded(source)
     assert trace.ended == "end" and trace.internal_error is None and trace.iterations == 4
     assert seen(trace) == seen(alone)
