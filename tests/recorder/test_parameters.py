@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +18,8 @@ import pytest
 from loop_stepper.recorder import Trace, record
 from loop_stepper.stores import tensors
 from tests.recorder import same
+
+ROOT = Path(__file__).resolve().parents[2]
 
 HEAD = """\
 import threading
@@ -181,13 +187,40 @@ def seen(trace: Trace) -> list[Any]:
     return [(m["line"], m["reads"], m["writes"], m["params"]) for m in trace.moments]
 
 
+ALONE_AND_WORKERS = """\
+import json, sys
+from loop_stepper.recorder import record
+from tests.recorder.test_parameters import THREADS_AND_WORKERS, seen
+found = []
+for workers, context in ((0, ""), (2, f", multiprocessing_context={sys.argv[1]!r}")):
+    space = {"__name__": "__main__"}
+    source = THREADS_AND_WORKERS.format(workers=workers, context=context)
+    trace = record(source, space, iterations=None)
+    found.append({"seen": seen(trace), "ended": trace.ended, "error": str(trace.error),
+                  "internal": trace.internal_error is not None, "iterations": trace.iterations,
+                  "elsewhere": any(m["function"] == "elsewhere" for m in trace.moments),
+                  "names": [p["name"] for p in trace.moments[-1]["params"]], "done": space["done"]})
+print(json.dumps(found))
+"""
+
+
 @pytest.mark.parametrize("start", ["fork", "spawn"])  # not "context": pytest-playwright's fixture
 def test_only_the_users_thread_and_process_are_traced(start: str) -> None:
-    alone, _, _, _ = recorded(THREADS_AND_WORKERS.format(workers=0, context=""))
-    source = THREADS_AND_WORKERS.format(workers=2, context=f", multiprocessing_context={start!r}")
-    trace, _, _, space = recorded(source)
-    assert trace.ended == "end" and trace.internal_error is None and trace.iterations == 4
-    assert seen(trace) == seen(alone)
-    assert not any(m["function"] == "elsewhere" for m in trace.moments)  # another thread
-    assert [p["name"] for p in trace.moments[-1]["params"]] == ["model.weight", "model.bias"]
-    assert space["done"] == [True]  # the thread ran, untraced
+    """In a fresh interpreter, as a script runs it (a spawned worker imports ``__main__``
+    again: another test's IPython shell must not be the one it finds)."""
+    done = subprocess.run(
+        [sys.executable, "-c", ALONE_AND_WORKERS, start],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    alone, workers = json.loads(done.stdout.strip().splitlines()[-1])
+    assert workers["error"] == "None" and not workers["internal"], workers["error"]
+    assert workers["ended"] == "end" and workers["iterations"] == 4
+    assert workers["seen"] == alone["seen"]
+    assert not workers["elsewhere"]  # another thread: untraced
+    assert workers["names"] == ["model.weight", "model.bias"]
+    assert workers["done"] == [True]  # the thread ran, untraced
