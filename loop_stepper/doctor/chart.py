@@ -22,6 +22,7 @@ import torch
 from loop_stepper.doctor import graphs, where
 from loop_stepper.doctor.bugs import Diagnosis, message
 from loop_stepper.doctor.ledger import Ledger
+from loop_stepper.doctor.silence import silenced
 from loop_stepper.doctor.where import Place
 from loop_stepper.recorder.internal import InternalError
 from loop_stepper.recorder.probe import EVENTS, Observer
@@ -87,6 +88,7 @@ class Chart(Observer):
         for check in self.checks:
             check.close()
         self.diagnoses: list[Diagnosis] = []
+        self.silenced: list[Diagnosis] = []  # named on a line that says # doctor: ignore[…]
         self._named: set[tuple[str, str | None, int | None]] = set()
         self.ledger = Ledger()
         self.optimizers: dict[int, Optim] = {}
@@ -137,7 +139,10 @@ class Chart(Observer):
         }
         if self._moment is not None:
             found["moment"] = self._moment()  # type: ignore[typeddict-unknown-key]
-        self.diagnoses.append(found)
+        if silenced(bug, *at):  # ``# doctor: ignore[bug]`` on that line
+            self.silenced.append(found)
+        else:
+            self.diagnoses.append(found)
 
     def names(self, tensors: Iterable[torch.Tensor]) -> list[str]:
         """What the user calls each tensor (``model.0.weight``), else where an optimizer

@@ -1,16 +1,20 @@
-"""``loop-stepper doctor SCRIPT [--iterations N] [--json PATH] [-- ARGS…]``: run a training
-script as ``python SCRIPT ARGS`` would, under the doctor, and report like a linter.
+"""``loop-stepper doctor SCRIPT | -m MODULE [options] [-- ARGS…]``: run a training script as
+``python SCRIPT ARGS`` would (or a module as ``python -m MODULE ARGS``), under the doctor, and
+report like a linter: ``file:line: id message``; ``--json`` for machines; ``--explain ID``
+prints what a kind is; ``--select`` / ``--ignore`` choose the kinds; a ``# doctor:
+ignore[ID]`` comment silences one kind on its line (``silence.py``).
 
 Exit codes: 0 nothing found; 1 diagnoses; 2 the script failed (its traceback, in PyTorch's own
 words, unless a diagnosis names that failure: then 1), the doctor itself failed (an internal
 error: the script ran on to its end unwatched, the findings before it are reported), or bad
-usage.
+usage (an unknown kind, no such script or module).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import json
 import os
 import runpy
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from loop_stepper.doctor.bugs import Diagnosis
+from loop_stepper.doctor.bugs import KINDS, Diagnosis
 from loop_stepper.doctor.doctor import Stopped
 from loop_stepper.doctor.watch import watch
 from loop_stepper.recorder.internal import InternalError
@@ -37,6 +41,7 @@ class ScriptReport:
     diagnoses: list[Diagnosis] = field(default_factory=list)
     error: BaseException | None = None
     internal_error: InternalError | None = None  # ours: the doctor stopped watching there
+    silenced: list[Diagnosis] = field(default_factory=list)  # by a # doctor: ignore comment
 
     def as_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -44,7 +49,9 @@ class ScriptReport:
             "iterations": self.iterations,
             "diagnoses": self.diagnoses,
         }
-        if self.internal_error is not None:  # only then: the keys stay what they were
+        if self.silenced:  # only then: the keys stay what they were
+            found["silenced"] = self.silenced
+        if self.internal_error is not None:
             found["internal_error"] = self.internal_error.as_json()
         return found
 
@@ -56,18 +63,40 @@ class ScriptReport:
             return 2
         return 1 if self.diagnoses else 0
 
+    def only(self, select: set[str] | None, ignore: set[str]) -> None:
+        """Keep the kinds ``select`` names (all when None), but those of ``ignore``."""
+        self.diagnoses = [
+            d
+            for d in self.diagnoses
+            if (select is None or d["bug"] in select) and d["bug"] not in ignore
+        ]
 
-def run(script: Path, args: list[str], iterations: int | None = 50) -> ScriptReport:
-    """Run ``script`` as ``__main__`` with ``args``, its folder first on ``sys.path``; stop
-    after ``iterations`` optimizer steps (None: at its end)."""
-    report = ScriptReport(str(script))
+
+def run(
+    script: Path | None,
+    args: list[str],
+    iterations: int | None = 50,
+    module: str | None = None,
+) -> ScriptReport:
+    """Run ``script`` as ``__main__`` with ``args``, its folder first on ``sys.path`` (or
+    ``module`` as ``python -m`` runs it: the working folder first, its package imported);
+    stop after ``iterations`` optimizer steps (None: at its end)."""
+    report = ScriptReport(str(script) if module is None else module)
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [str(script), *args]
-    sys.path.insert(0, str(script.resolve().parent))
+    if module is None:
+        assert script is not None
+        sys.argv = [str(script), *args]
+        sys.path.insert(0, str(script.resolve().parent))
+    else:
+        sys.argv = [module, *args]  # runpy sets argv[0] to the module's file
+        sys.path.insert(0, os.getcwd())
     try:
         with watch(iterations=iterations) as doctor:
             try:
-                runpy.run_path(str(script), run_name="__main__")
+                if module is None:
+                    runpy.run_path(str(script), run_name="__main__")
+                else:
+                    runpy.run_module(module, run_name="__main__", alter_sys=True)
             except Stopped:
                 report.stopped = True
             except SystemExit as done:
@@ -79,6 +108,7 @@ def run(script: Path, args: list[str], iterations: int | None = 50) -> ScriptRep
         sys.argv, sys.path[:] = saved_argv, saved_path
     report.iterations = doctor.primary_steps
     report.diagnoses = doctor.diagnoses
+    report.silenced = doctor.silenced
     report.internal_error = doctor.internal_error
     return report
 
@@ -92,40 +122,81 @@ def text(report: ScriptReport, out: IO[str]) -> None:
     steps = f"{report.iterations} optimizer step{'s' * (report.iterations != 1)}"
     ended = " (stopped there)" if report.stopped else ""
     found = f"{n} silent bug{'s' * (n != 1)}" if n else "no silent bug"
-    print(f"Found {found} in {steps}{ended}.", file=out)
+    quiet = f"; {len(report.silenced)} silenced by # doctor: ignore" if report.silenced else ""
+    print(f"Found {found} in {steps}{ended}{quiet}.", file=out)
 
 
-def main(argv: list[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loop-stepper doctor",
         description="Run a training script and name each silent bug of its loop at its line.",
     )
-    parser.add_argument("script", type=Path)
+    parser.add_argument("script", type=Path, nargs="?", help="the script, as python runs it")
+    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module as python -m")
     parser.add_argument(
         "--iterations", type=int, default=50, help="stop after N optimizer steps (default 50)"
     )
     parser.add_argument("--json", metavar="PATH", help="write the report as JSON (- for stdout)")
+    parser.add_argument("--select", metavar="IDS", help="only these kinds (comma-separated)")
+    parser.add_argument("--ignore", metavar="IDS", help="not these kinds (comma-separated)")
+    parser.add_argument("--explain", metavar="ID", help="what a kind is, its example, its fix")
     parser.add_argument("args", nargs="*", help="the script's own arguments, after --")
-    # everything after the first "--" is the script's, wherever the options are
+    return parser
+
+
+def _kinds(given: str | None) -> set[str] | None:
+    """The ids of ``--select`` / ``--ignore``; an unknown one is a usage error."""
+    if given is None:
+        return None
+    ids = {k.strip() for k in given.split(",") if k.strip()}
+    unknown = sorted(ids - KINDS.keys())
+    if unknown:
+        said = ", ".join(unknown)
+        raise ValueError(f"no such kind: {said} (the kinds: docs/doctor.md, or --explain ID)")
+    return ids
+
+
+def main(argv: list[str]) -> int:
+    # everything after the first "--" is the script's, wherever the options are; so is
+    # everything after ``-m MODULE``, as for python -m
     cut = argv.index("--") if "--" in argv else len(argv)
+    if "-m" in argv[:cut] and argv.index("-m") + 2 < cut:
+        cut = argv.index("-m") + 2
+        rest = argv[cut + 1 if argv[cut : cut + 1] == ["--"] else cut :]
+    else:
+        rest = argv[cut + 1 :]
+    parser = _parser()
     try:
         args = parser.parse_args(argv[:cut])
+        if args.script is None and args.module is None and args.explain is None:
+            parser.error("the following arguments are required: script (or -m MODULE)")
     except SystemExit as done:
         return 2 if done.code else 0
-    args.args += argv[cut + 1 :]
-    if args.iterations < 1:
-        print("loop-stepper doctor: --iterations must be at least 1", file=sys.stderr)
+    args.args += rest
+    if args.explain is not None:
+        kind = KINDS.get(args.explain)
+        if kind is None:
+            print(f"loop-stepper doctor: no such kind: {args.explain}", file=sys.stderr)
+            return 2
+        print(kind.explained(), end="")
+        return 0
+    try:
+        select, ignore = _kinds(args.select), _kinds(args.ignore) or set()
+    except ValueError as error:
+        print(f"loop-stepper doctor: {error}", file=sys.stderr)
         return 2
-    if not args.script.is_file():
-        print(f"loop-stepper doctor: no such script: {args.script}", file=sys.stderr)
+    problem = _usage(args)
+    if problem:
+        print(f"loop-stepper doctor: {problem}", file=sys.stderr)
         return 2
     to_stdout = args.json == "-"
     with contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext():
-        report = run(args.script, args.args, args.iterations)
+        report = run(args.script, args.args, args.iterations, args.module)
+    report.only(select, ignore)
     if report.error is not None and not isinstance(report.error, SystemExit):
-        _traceback(report.error, args.script)
+        _traceback(report.error, _origin(args.script, args.module))
     elif isinstance(report.error, SystemExit):
-        print(f"{args.script}: exited with {report.error.code}", file=sys.stderr)
+        print(f"{report.script}: exited with {report.error.code}", file=sys.stderr)
     if report.internal_error is not None:
         print(_internal(report.internal_error), file=sys.stderr)
     if to_stdout:
@@ -138,11 +209,41 @@ def main(argv: list[str]) -> int:
     return report.code
 
 
-def _traceback(error: BaseException, script: Path) -> None:
+def _usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with the command line, in words (None: nothing)."""
+    if args.iterations < 1:
+        return "--iterations must be at least 1"
+    if args.script is not None and args.module is not None:
+        return "give a script or -m MODULE, not both"
+    if args.module is not None:  # its top package found, not imported (that is the run's)
+        top = args.module.partition(".")[0]
+        sys.path.insert(0, os.getcwd())
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            spec = None
+        finally:
+            sys.path.remove(os.getcwd())
+        return None if spec is not None else f"no module named {top}"
+    if not args.script.is_file():
+        return f"no such script: {args.script}"
+    return None
+
+
+def _origin(script: Path | None, module: str | None) -> str | None:
+    if script is not None:
+        return str(script.resolve())
+    with contextlib.suppress(ImportError, ValueError):
+        spec = importlib.util.find_spec(module or "")
+        if spec is not None and spec.origin:
+            return os.path.realpath(spec.origin)
+    return None
+
+
+def _traceback(error: BaseException, origin: str | None) -> None:
     """The script's traceback from its own first frame on, as Python would print it."""
     tb = error.__traceback__
-    mine = str(script.resolve())
-    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != mine:
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) != origin:
         tb = tb.tb_next
     traceback.print_exception(type(error), error, tb or error.__traceback__, file=sys.stderr)
 

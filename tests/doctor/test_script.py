@@ -129,3 +129,72 @@ def test_bad_usage_exits_2_and_says_why(tmp_path: Path, args: list[str], said: s
     assert done.returncode == 2
     assert said in done.stderr
     assert "args" not in done.stdout  # the script did not run
+
+
+PACKAGE_TRAIN = """\
+import sys
+import torch
+from torch import nn
+from .data import batch
+
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+print("args", sys.argv[1:], __name__, __package__)
+for epoch in range(5):
+    loss = nn.functional.mse_loss(model(batch()[0]), batch()[1])
+    loss.backward(){comment}
+    optimizer.step()
+"""
+
+
+def package(tmp_path: Path, comment: str = "") -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "data.py").write_text(
+        "import torch\n\ndef batch():\n    torch.manual_seed(1)\n"
+        "    return torch.randn(32, 4), torch.randn(32, 1)\n"
+    )
+    (tmp_path / "pkg" / "train.py").write_text(PACKAGE_TRAIN.format(comment=comment))
+
+
+def test_a_module_runs_as_python_m_runs_it(tmp_path: Path) -> None:
+    package(tmp_path)
+    done = doctor(tmp_path, CORRECT, "-m", "pkg.train", "--lr", "0.1")
+    assert done.returncode == 1, done.stderr
+    assert "args ['--lr', '0.1'] __main__ pkg" in done.stdout  # python -m's argv and package
+    first = done.stdout.splitlines()[1]
+    assert first.startswith("pkg/train.py:12: skip_zero_grad ")
+    assert doctor(tmp_path, CORRECT, "-m", "nowhere.train").returncode == 2
+
+
+def test_a_line_comment_silences_its_kind_and_json_says_so(tmp_path: Path) -> None:
+    package(tmp_path, "  # doctor: ignore[skip_zero_grad]")
+    done = doctor(tmp_path, CORRECT, "--json", "report.json", "-m", "pkg.train")
+    assert done.returncode == 0, done.stdout
+    assert "Found no silent bug in 5 optimizer steps; 1 silenced by # doctor: ignore." in (
+        done.stdout
+    )
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["diagnoses"] == []
+    (quiet,) = report["silenced"]
+    assert quiet["bug"] == "skip_zero_grad" and quiet["line"] == 12
+
+
+def test_select_and_ignore_choose_the_kinds(tmp_path: Path) -> None:
+    assert doctor(tmp_path, BUGGY, "--ignore", "skip_zero_grad", "train.py").returncode == 0
+    assert doctor(tmp_path, BUGGY, "--select", "zeros,log_tensor", "train.py").returncode == 0
+    chosen = doctor(tmp_path, BUGGY, "--select", "skip_zero_grad", "train.py")
+    assert chosen.returncode == 1 and "skip_zero_grad" in chosen.stdout
+    wrong = doctor(tmp_path, BUGGY, "--ignore", "skip_zero_grads", "train.py")
+    assert wrong.returncode == 2 and "no such kind: skip_zero_grads" in wrong.stderr
+
+
+def test_explain_prints_a_kind_with_its_example_and_fix(tmp_path: Path) -> None:
+    done = doctor(tmp_path, CORRECT, "--explain", "zeros")
+    assert done.returncode == 0
+    assert done.stdout.startswith("zeros (order)\n")
+    assert "optimizer.zero_grad(set_to_none=False)" in done.stdout
+    assert "Fix: call optimizer.zero_grad() before backward()" in done.stdout
+    unknown = doctor(tmp_path, CORRECT, "--explain", "nope")
+    assert unknown.returncode == 2 and "no such kind: nope" in unknown.stderr
