@@ -128,6 +128,10 @@ class Ledger:
     def before_backward(self, where: Place) -> None:
         for buffer in self.buffers.values():
             self.sync(buffer, where)
+            if buffer.state == "used" and (g := buffer.param.grad) is not None and not _nonzero(g):
+                # all zeros (``p.grad.data.zero_()``, d2l's hand-written optimizers: a clear no
+                # version tells): adding onto it is a fresh gradient, by the numbers
+                buffer.state = "empty"
             buffer.before = buffer.mark
             buffer.held = sample(buffer.param.grad) if buffer.state == "used" else None
 

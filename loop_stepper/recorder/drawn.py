@@ -47,3 +47,18 @@ class Drawn:
                 grad = held[2]
             rows.append(draw.param(name, p, kept[1], grad))
         return rows
+
+    def regrad(self, params: list[torch.Tensor]) -> bool:
+        """These parameters' ``.grad`` may have changed through ``.data`` (``p.grad.data
+        .zero_()``, which bumps no version): drawn again, and whether any drawing changed."""
+        changed = False
+        for p in params:
+            now, held = p.grad, self._grads.get(id(p))
+            if now is None or held is None or held[0]() is not now:
+                continue  # a new .grad or none: its identity tells already
+            tensors.forget(now)
+            drawing = tensors.shown(now)
+            if drawing != held[2]:
+                self._grads[id(p)] = (held[0], now._version, drawing)
+                changed = True
+        return changed

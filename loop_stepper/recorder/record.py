@@ -265,6 +265,10 @@ class Recorder(Heard):
         watched, moments = self.watched, self.moments
         if statement.data:
             watched.check_values(scope, statement.touches)
+            named = [scope.get(n) for n in statement.touches]
+            touched = [v for v in named if isinstance(v, torch.Tensor) and watched.name_of(v)]
+            if moments.drawn.regrad(touched or list(watched.named.values())):
+                moments.writes.add("grad")  # p.grad.data.zero_(): no version tells
         local = None if scope is watched.space else frame
         owner = self.frames_for(frame)
         loops = frozenset() if local is None or owner is None else owner.source.loop_variables
