@@ -25,7 +25,7 @@ from loop_stepper.doctor.ledger import Ledger
 from loop_stepper.doctor.silence import silenced
 from loop_stepper.doctor.where import Place
 from loop_stepper.recorder.internal import InternalError
-from loop_stepper.recorder.probe import EVENTS, Observer
+from loop_stepper.recorder.observer import EVENTS, Observer
 
 FULL = 4  # iterations checked in full at the start
 EVERY = 32  # then one in this many

@@ -29,7 +29,8 @@ from torch.utils.hooks import RemovableHandle
 
 from loop_stepper.doctor import where
 from loop_stepper.doctor.where import Place
-from loop_stepper.recorder.probe import Observer, guarded
+from loop_stepper.recorder.observer import Observer
+from loop_stepper.recorder.probe import guarded
 
 KEPT = 4  # eval forwards kept between two backwards (each holds its graph until then)
 _reads: dict[type, bool] = {}

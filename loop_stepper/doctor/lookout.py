@@ -27,7 +27,8 @@ import torch
 from loop_stepper.doctor import where
 from loop_stepper.doctor.holders import Keeper
 from loop_stepper.doctor.where import Place
-from loop_stepper.recorder.probe import Observer, guarded
+from loop_stepper.recorder.observer import Observer
+from loop_stepper.recorder.probe import guarded
 
 WINDOW = 3  # backwards a suspicion is traced for before its line is found from the code
 MUTATORS = {"append", "extend", "insert", "appendleft", "add", "update", "__setitem__"}

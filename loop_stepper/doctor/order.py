@@ -36,6 +36,9 @@ class Order:
         self.uses = ForwardUse(doctor)
         self.closure_from = 0  # the ledger's backwards when the running step(closure) began
         self.unheard: list[GradBuffer] | None = None  # leaves a hand-written backward updates
+        # the backwards since the last step: where, and the mean loss each ran from (None: a
+        # sum, or a loss scaled by 1/k)
+        self.since_step: list[tuple[Place, str | None]] = []
 
     def close(self) -> None:
         """The run ended: a last step by hand is read too."""
@@ -75,6 +78,7 @@ class Order:
             if self.by_hand_only and doctor.sampled():
                 _, leaves = graphs.walk(roots)
                 self.hands.forget(self.ledger.reached(leaves))
+            self.since_step.append((doctor.backward_at, _mean_loss(roots)))
         self.ledger.before_backward(doctor.backward_at)
 
     def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
@@ -114,6 +118,7 @@ class Order:
 
     def _read(self, optimizer: torch.optim.Optimizer) -> None:
         doctor = self.doctor
+        self._accumulated()
         o, at = doctor.optimizer(optimizer), doctor.place()
         buffers = self.ledger.track(p for g in optimizer.param_groups for p in g["params"])
         read: dict[str, list[GradBuffer]] = {
@@ -150,8 +155,22 @@ class Order:
         for b in moved:
             if b.state in ("fresh", "stale"):
                 b.state = "used"
+        self._accumulated()
         self.doctor.stepped_by_hand(stop)
         return True
+
+    def _accumulated(self) -> None:
+        """A step reads what the backwards since the last one added: k of a mean loss at one
+        statement, none divided by k, add k means (``accumulation_unscaled``); backwards of
+        different statements (a GAN's real and fake losses) are different losses, not named."""
+        since, self.since_step = self.since_step, []
+        by_line: dict[Place, list[str | None]] = {}
+        for at, mean in since:
+            by_line.setdefault(at, []).append(mean)
+        for at, means in by_line.items():
+            if len(means) >= 2 and all(means):
+                evidence = {"backwards": len(means), "loss": means[0], "divided": False}
+                self.doctor.name("accumulation_unscaled", at, evidence)
 
     def _stale(self, stale: list[GradBuffer]) -> None:
         if stale:
@@ -256,10 +275,46 @@ class Order:
         called = getattr(optimizer, "_opt_called", None)
         o = self.doctor.optimizers.get(id(optimizer))
         never = called is False if called is not None else (o is None or o.steps == 0)
-        if never:
-            lr = optimizer.param_groups[0].get("lr")
-            evidence = {"lr": lr, "optimizer_steps": 0}
+        if not never:
+            return
+        lr = optimizer.param_groups[0].get("lr")
+        stepping = next(
+            (
+                s
+                for s in self.doctor.optimizers.values()
+                if s.steps and s.optimizer is not optimizer
+            ),
+            None,
+        )
+        kind = type(optimizer).__name__
+        if stepping is None:
+            evidence = {"optimizer": kind, "lr": lr, "optimizer_steps": 0}
             self.doctor.name("scheduler_before_step", self.doctor.place(), evidence)
+            return
+        scheduled = f"the {kind}"
+        if o is not None and o.made_at is not None and o.made_at[1] is not None:
+            scheduled += f" made at line {o.made_at[1]}"
+        stepped = stepping.optimizer.param_groups[0].get("lr")
+        made = stepping.made_at[1] if stepping.made_at else None
+        evidence = {
+            "scheduled": scheduled,
+            "stepping": f"the {stepping.kind}" + (f" made at line {made}" if made else ""),
+            "lr": stepped,
+            "scheduled_lr": lr,
+        }
+        self.doctor.name("scheduler_other_optimizer", self.doctor.place(), evidence)
+
+
+def _mean_loss(roots: Sequence[torch.Tensor]) -> str | None:
+    """The mean loss a backward runs from (its graph's last node a loss of reduction ``mean``,
+    or a ``mean()``), by its node's name; None for a sum or a scaled loss (``loss / k``)."""
+    fn = roots[0].grad_fn if roots else None
+    if fn is None:
+        return None
+    name = type(fn).__name__
+    if getattr(fn, "_saved_reduction", None) == 1 or name.startswith("MeanBackward"):
+        return name
+    return None
 
 
 def _moves_without_gradient(optimizer: torch.optim.Optimizer) -> bool:

@@ -1,5 +1,5 @@
 """The state around the loop: an optimizer's state lost (a resume without it, a new optimizer
-every epoch), the loss fed probabilities, the first number that stopped being finite.
+every epoch), the first number that stopped being finite.
 
 A resume is a model restored where an optimizer's state exists that the restore could have
 brought back: in a checkpoint ``torch.load`` gave (written by this process or another), or in
@@ -21,7 +21,6 @@ from typing import Any
 import torch
 from torch import nn
 
-from loop_stepper.doctor import graphs
 from loop_stepper.doctor.chart import Chart, Optim
 from loop_stepper.doctor.where import Place
 
@@ -91,38 +90,6 @@ class State:
         if doctor.finite and doctor.sampled() and doctor.primary in (None, id(optimizer)):
             self._finite_params(optimizer)
 
-    # -- the loss's input ------------------------------------------------------------------
-
-    def loss_input(self, how: str, logits: torch.Tensor) -> None:
-        """The loss's input: probabilities (a softmax's output, or numbers in [0, 1] whose rows
-        sum to 1) where ``cross_entropy`` wants logits, or a ``log_softmax`` of a softmax's
-        output where ``nll_loss`` wants log-probabilities: the softmax applied twice."""
-        doctor = self.doctor
-        if not logits.is_floating_point():
-            return
-        fn = graphs.grad_fn_name(logits) or ""
-        if fn.startswith("LogSoftmax"):
-            softmax = graphs.below(logits.grad_fn, "Softmax")
-            if softmax is not None:
-                probabilities = getattr(softmax, "_saved_result", None)
-                if isinstance(probabilities, torch.Tensor):
-                    self._probabilities(f"log_softmax before {how}", probabilities)
-            return
-        softmaxed = fn.startswith("Softmax")
-        if not softmaxed and not (doctor.sampled() and logits.dim() >= 2 and logits.numel()):
-            return
-        if softmaxed or _probabilities(logits):
-            loss = "cross_entropy (nn.CrossEntropyLoss)" if how == "cross_entropy" else how
-            self._probabilities(loss, logits)
-
-    def _probabilities(self, loss: str, fed: torch.Tensor) -> None:
-        with torch.no_grad():
-            x = fed.detach().float()
-            low, high = float(x.min()), float(x.max())
-            row_sum = float(x.sum(dim=1).flatten()[0]) if x.dim() >= 2 else float(x.sum())
-        evidence = {"loss": loss, "min": low, "max": high, "row_sum": row_sum}
-        self.doctor.name("softmax_before_loss", self.doctor.place(), evidence)
-
     # -- finiteness ------------------------------------------------------------------------
 
     def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
@@ -153,16 +120,6 @@ class State:
             self.doctor.finite = False
             evidence = {"store": "parameter", "value": v, "where": f" in {name}"}
             self.doctor.name("nonfinite", self.doctor.place(), evidence)
-
-
-def _probabilities(x: torch.Tensor) -> bool:
-    """Numbers in [0, 1] whose rows sum to 1."""
-    with torch.no_grad():
-        x = x.detach().float()
-        if float(x.min()) < 0 or float(x.max()) > 1:
-            return False
-        rows = x.sum(dim=1)
-        return bool(torch.allclose(rows, torch.ones_like(rows), atol=1e-3))
 
 
 def _first_nonfinite(

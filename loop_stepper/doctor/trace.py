@@ -14,7 +14,7 @@ from loop_stepper.doctor.where import Place
 from loop_stepper.recorder import Trace
 from loop_stepper.recorder import record as recorded
 from loop_stepper.recorder.frame import Frame
-from loop_stepper.recorder.probe import Observer
+from loop_stepper.recorder.observer import Observer
 
 
 def record(

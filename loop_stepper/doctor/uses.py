@@ -18,7 +18,8 @@ from torch import nn
 from torch.nn.modules import module as module_hooks
 from torch.utils.hooks import RemovableHandle
 
-from loop_stepper.recorder.probe import Observer, guarded
+from loop_stepper.recorder.observer import Observer
+from loop_stepper.recorder.probe import guarded
 from loop_stepper.stores.graph import reached
 
 

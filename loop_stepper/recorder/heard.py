@@ -18,8 +18,8 @@ from loop_stepper.recorder import library
 from loop_stepper.recorder.frame import Frame
 from loop_stepper.recorder.marks import is_loss
 from loop_stepper.recorder.moments import Moments
+from loop_stepper.recorder.observer import Observer
 from loop_stepper.recorder.passes import Passes
-from loop_stepper.recorder.probe import Observer
 from loop_stepper.recorder.source import Statement
 from loop_stepper.recorder.watched import Watched
 

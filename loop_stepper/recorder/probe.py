@@ -28,7 +28,7 @@ import functools
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -43,63 +43,8 @@ from torch.optim.optimizer import (
     register_optimizer_step_pre_hook,
 )
 
+from loop_stepper.recorder.observer import Observer
 
-class Observer:
-    """What a probe tells; each method does nothing unless an observer says otherwise. An
-    observer that ``failed`` (``off``) is told nothing more."""
-
-    off = False
-
-    def failed(self, hook: str, error: Exception) -> None:
-        """``hook`` raised ``error``, an internal error of the observer's own: it stops
-        observing; the user's code runs on."""
-        self.off = True
-
-    def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None: ...
-
-    def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None: ...
-
-    def failed_backward(self, roots: Sequence[torch.Tensor], error: BaseException) -> None: ...
-
-    def before_step(self, optimizer: torch.optim.Optimizer) -> None: ...
-
-    def after_step(self, optimizer: torch.optim.Optimizer) -> None: ...
-
-    def zero_grad(self, owner: torch.optim.Optimizer | nn.Module, set_to_none: bool) -> None: ...
-
-    def clip(self, parameters: list[torch.Tensor], how: str) -> None: ...
-
-    def clipped(self, parameters: list[torch.Tensor], how: str) -> None:
-        """The clip ran (``clip`` is told before)."""
-
-    def scheduler_step(self, scheduler: Any) -> None: ...
-
-    def loss_input(self, how: str, logits: torch.Tensor) -> None: ...
-
-    def optimizer_made(self, optimizer: torch.optim.Optimizer) -> None: ...
-
-    def state_loaded(self, owner: torch.optim.Optimizer | nn.Module) -> None: ...
-
-    def state_saved(self, optimizer: torch.optim.Optimizer) -> None: ...
-
-    def checkpoint_loaded(self, loaded: Any) -> None: ...
-
-    def mode_set(self, module: nn.Module, training: bool) -> None: ...
-
-    def autocast(self, dtype: torch.dtype, enabled: bool) -> None: ...
-
-    def scaled(self, scaled: Any) -> None: ...
-
-    def scaler_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None: ...
-
-    def closure_step(self, optimizer: torch.optim.Optimizer, before: bool) -> None:
-        """``optimizer.step(closure)`` begins or ends: the closure's own clears and backwards
-        run inside it (LBFGS)."""
-
-
-EVENTS = tuple(
-    n for n, v in vars(Observer).items() if callable(v) and n[0] != "_" and n != "failed"
-)
 _here = threading.local()  # this thread's observers, innermost last
 _lock = threading.Lock()
 _open = 0  # probes open in the process; the hooks are in while it is above 0
@@ -290,6 +235,19 @@ def _install() -> None:
     _patch(lr_scheduler.ReduceLROnPlateau, "step", scheduler_step)
     _patch(F, "cross_entropy", loss("cross_entropy"))
     _patch(F, "nll_loss", loss("nll_loss"))
+    _patch(F, "binary_cross_entropy_with_logits", loss("binary_cross_entropy_with_logits"))
+
+    def dropout(original: Any) -> Any:
+        def wrapper(input: Any, *args: Any, **kwargs: Any) -> Any:
+            if observers():  # F.dropout(input, p=0.5, training=True, inplace=False)
+                p = kwargs.get("p", args[0] if args else 0.5)
+                training = kwargs.get("training", args[1] if len(args) > 1 else True)
+                _tell("dropout", p, bool(training))
+            return original(input, *args, **kwargs)
+
+        return wrapper
+
+    _patch(F, "dropout", dropout)
 
     def saved(original: Any) -> Any:
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -35,8 +35,9 @@ from loop_stepper.recorder.heard import Heard
 from loop_stepper.recorder.internal import InternalError
 from loop_stepper.recorder.marks import by_hand, is_loss, read_by
 from loop_stepper.recorder.moments import MAX_MOMENTS, Moments
+from loop_stepper.recorder.observer import Observer
 from loop_stepper.recorder.passes import Passes
-from loop_stepper.recorder.probe import Observer, Probe
+from loop_stepper.recorder.probe import Probe
 from loop_stepper.recorder.source import Source, Statement
 from loop_stepper.recorder.step import loop_around
 from loop_stepper.recorder.trace import StatementError, Trace

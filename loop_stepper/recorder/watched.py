@@ -263,9 +263,11 @@ class Watched:
         label = name or f"optimizer{self._optimizers.index(optimizer) + 1}"
         for g, group in enumerate(optimizer.param_groups):
             for i, p in enumerate(group["params"]):
-                path = f'{label}.param_groups[{g}]["params"][{i}]'
-                self._add(p, path, rank(OPTIMIZER, path))
-        self.train(id(p) for group in optimizer.param_groups for p in group["params"])
+                if p.requires_grad:  # a frozen one it holds is not trained (until unfrozen)
+                    path = f'{label}.param_groups[{g}]["params"][{i}]'
+                    self._add(p, path, rank(OPTIMIZER, path))
+        held_ids = (id(p) for group in optimizer.param_groups for p in group["params"])
+        self.train(i for i in held_ids if i in self._tensors)
 
     def reached(self, roots: Sequence[torch.Tensor]) -> None:
         """The leaves a backward from ``roots`` writes ``.grad`` into, named if not yet."""

@@ -22,8 +22,8 @@ def test_every_kind_is_defined_once_with_its_numbers_example_and_fix() -> None:
 
 
 def test_a_message_is_what_happened_then_the_fix_with_the_evidence_numbers() -> None:
-    said = message("scheduler_before_step", {"lr": 0.1, "next_lr": 0.05})
-    assert "(lr 0.1 became 0.05)" in said
+    said = message("scheduler_before_step", {"optimizer": "SGD", "lr": 0.1})
+    assert "before any optimizer.step() of SGD" in said and "(lr 0.1) was never used" in said
     assert said.endswith("; call scheduler.step() after optimizer.step()")
 
 

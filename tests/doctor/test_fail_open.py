@@ -17,7 +17,8 @@ import pytest
 
 from loop_stepper.doctor import chart, evals, lookout, order, reach, script, uses
 from loop_stepper.doctor.watch import watch
-from loop_stepper.recorder.probe import EVENTS, observers
+from loop_stepper.recorder.observer import EVENTS
+from loop_stepper.recorder.probe import observers
 from tests.recorder import same
 from tests.recorder.test_fail_open import CELL, fault
 

@@ -17,7 +17,8 @@ import torch
 from loop_stepper.doctor import chart, evals, order, reach, state, uses
 from loop_stepper.doctor.trace import record
 from loop_stepper.recorder import files, frame, watched
-from loop_stepper.recorder.probe import EVENTS, observers
+from loop_stepper.recorder.observer import EVENTS
+from loop_stepper.recorder.probe import observers
 from loop_stepper.recorder.record import Recorder as recording
 from tests.recorder import same
 
@@ -42,7 +43,7 @@ total = 0
 for i in range(4):
     model.train()
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        out = model(x)
+        out = F.dropout(model(x), 0.1)
     loss = F.cross_entropy(out.float(), y)
     opt.zero_grad()
     scaler.scale(loss).backward()

@@ -118,8 +118,42 @@ SCHEDULER_BEFORE_STEP = Kind(
         train_one_epoch(model, optimizer)
     """,
     "call scheduler.step() after optimizer.step()",
-    "lr_scheduler.step() ran before the first optimizer.step() of its period, so the "
-    "schedule's first value was skipped (lr {lr} became {next_lr})",
+    "lr_scheduler.step() ran before any optimizer.step() of {optimizer}, so the schedule's "
+    "first value (lr {lr}) was never used",
+)
+SCHEDULER_OTHER_OPTIMIZER = Kind(
+    "scheduler_other_optimizer",
+    FAMILY,
+    "`lr_scheduler.step()` changes the lr of an optimizer that never steps while another one "
+    "does the training (the scheduler built on an optimizer since replaced): the lr that "
+    "steps never changes",
+    """
+    scheduler = StepLR(optimizer, step_size=1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)   # a new one: not scheduled
+    ...
+    optimizer.step()
+    scheduler.step()             # schedules the old optimizer
+    """,
+    "build the scheduler on the optimizer that steps (after the last time it is made)",
+    "lr_scheduler.step() scheduled {scheduled}, which never stepped, while {stepping} did the "
+    "training with its lr {lr} unchanged",
+)
+ACCUMULATION_UNSCALED = Kind(
+    "accumulation_unscaled",
+    FAMILY,
+    "k ≥ 2 backwards of a mean loss (reduction `mean`, not divided) at one statement before a "
+    "step: the accumulated gradient is k times the mean's, the effective lr k times too large",
+    """
+    for i, (x, y) in enumerate(batches):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()          # four means added, none divided by 4
+        if i % 4 == 3:
+            optimizer.step()
+            optimizer.zero_grad()
+    """,
+    "divide each micro-batch's loss by the number of micro-batches ((loss / k).backward())",
+    "{backwards} backwards of a mean loss ({loss}) added into .grad before one step, none "
+    "divided by {backwards}: the step is {backwards} times the mean gradient",
 )
 ACCUMULATION_RESET = Kind(
     "accumulation_reset",

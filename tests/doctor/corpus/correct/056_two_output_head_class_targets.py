@@ -1,0 +1,34 @@
+# Correct: a defect detector with two class outputs (ok, defect) under nn.CrossEntropyLoss
+# mypy: ignore-errors
+import torch
+from torch import nn
+
+NUM_CLASSES = 2  # ok, defect
+
+
+class DefectNet(nn.Module):
+    def __init__(self, num_classes: int) -> None:
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv1d(1, 4, 5, padding=2), nn.ReLU())
+        self.pool = nn.AdaptiveMaxPool1d(8)
+        self.head = nn.Linear(32, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.pool(self.features(x)).flatten(1))
+
+
+torch.manual_seed(169)
+signals = torch.randn(240, 1, 32)
+labels = (signals.abs().amax(dim=2) > 2.5).float()  # (N, 1): 1.0 marks a defect
+model = DefectNet(NUM_CLASSES)
+optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+criterion = nn.CrossEntropyLoss()
+
+for epoch in range(3):
+    for xb, lb in zip(signals.split(24), labels.split(24), strict=True):
+        optimizer.zero_grad()
+        targets = lb[:, 0].long()  # the class index per row: 0 ok, 1 defect
+        loss = criterion(model(xb), targets)
+        loss.backward()
+        optimizer.step()
+    print(epoch, loss.item())
