@@ -46,6 +46,10 @@ class Observer:
 
     def loss_input(self, how: str, logits: torch.Tensor) -> None: ...
 
+    def grad_mode(self, enabled: bool) -> None:
+        """A ``torch.no_grad()`` or ``torch.inference_mode()`` block was entered (False) or
+        left (the grad mode now)."""
+
     def dropout(self, p: float, training: bool) -> None:
         """``F.dropout`` is called (``nn.Dropout`` passes its module's mode; a call of the
         user's own may not)."""

@@ -249,6 +249,28 @@ def _install() -> None:
 
     _patch(F, "dropout", dropout)
 
+    def entered(original: Any) -> Any:
+        def wrapper(self: Any) -> Any:
+            result = original(self)
+            if observers():
+                _tell("grad_mode", torch.is_grad_enabled())
+            return result
+
+        return wrapper
+
+    def left(original: Any) -> Any:
+        def wrapper(self: Any, *args: Any) -> Any:
+            result = original(self, *args)
+            if observers():
+                _tell("grad_mode", torch.is_grad_enabled())
+            return result
+
+        return wrapper
+
+    for mode in (torch.autograd.grad_mode.no_grad, torch.autograd.grad_mode.inference_mode):
+        _patch(mode, "__enter__", entered)
+        _patch(mode, "__exit__", left)
+
     def saved(original: Any) -> Any:
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             if observers():

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from loop_stepper.doctor import chart, evals, lookout, order, reach, script, uses
+from loop_stepper.doctor import chart, evals, lookout, modes, order, reach, script, uses
 from loop_stepper.doctor.watch import watch
 from loop_stepper.recorder.observer import EVENTS
 from loop_stepper.recorder.probe import observers
@@ -27,6 +27,8 @@ HOOKS = [
     (evals.Evals, "_post"),
     (evals.Evals, "_pre"),
     (uses.ForwardUse, "_forward"),
+    (modes.Modes, "_pre"),
+    (modes.Modes, "_post"),
     (lookout.Lookout, "_call"),
     (lookout.Lookout, "_local"),
     (order.Order, "close"),

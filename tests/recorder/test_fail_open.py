@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import torch
 
-from loop_stepper.doctor import chart, evals, order, reach, state, uses
+from loop_stepper.doctor import chart, evals, modes, order, reach, state, uses
 from loop_stepper.doctor.trace import record
 from loop_stepper.recorder import files, frame, watched
 from loop_stepper.recorder.observer import EVENTS
@@ -61,7 +61,9 @@ for i in range(4):
     except RuntimeError as refused:
         print("refused:", str(refused)[:40])
     opt.step(lambda: loss.item())
-    print(i, round(loss.item(), 6))
+    model.train()
+    with torch.no_grad():
+        print(i, round(loss.item(), 6), model(x).shape)
 buffer = io.BytesIO()
 torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, buffer)
 buffer.seek(0)
@@ -130,6 +132,8 @@ DOCTOR = [
     (evals.Evals, "_post"),
     (evals.Evals, "_pre"),
     (uses.ForwardUse, "_forward"),
+    (modes.Modes, "_pre"),
+    (modes.Modes, "_post"),
     (order.Order, "close"),
     (reach.Reach, "close"),
     (state.State, "close"),

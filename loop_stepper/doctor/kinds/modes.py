@@ -21,3 +21,16 @@ DROPOUT_IN_EVAL = Kind(
     "F.dropout(p={p}) ran in the forward of {module}, which is in eval mode, with training=True: "
     "the evaluation is still random",
 )
+VALIDATION_IN_TRAIN_MODE = Kind(
+    "validation_in_train_mode",
+    FAMILY,
+    "a forward under `torch.no_grad()` / `inference_mode()` (an evaluation) through a model in "
+    "train mode holding BatchNorm that tracks running statistics or dropout with p > 0: the "
+    "statistics move with the validation batches and dropout masks are drawn",
+    """
+    with torch.no_grad():
+        val_loss = F.cross_entropy(model(x_val), y_val)   # model.eval() forgotten
+    """,
+    "call model.eval() before the evaluation (and model.train() after it)",
+    "an evaluation under {grad} ran {model} in train mode ({modules}): {effect}",
+)
