@@ -30,6 +30,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -252,7 +253,7 @@ def _install() -> None:
     def entered(original: Any) -> Any:
         def wrapper(self: Any) -> Any:
             result = original(self)
-            if observers():
+            if observers() and _users_block():
                 _tell("grad_mode", torch.is_grad_enabled())
             return result
 
@@ -261,7 +262,7 @@ def _install() -> None:
     def left(original: Any) -> Any:
         def wrapper(self: Any, *args: Any) -> Any:
             result = original(self, *args)
-            if observers():
+            if observers() and _users_block():
                 _tell("grad_mode", torch.is_grad_enabled())
             return result
 
@@ -357,6 +358,22 @@ def _install() -> None:
         register_optimizer_step_post_hook(after),
     ]
     _undo.extend(hook.remove for hook in hooks)
+
+
+_TORCH = str(Path(torch.__file__).resolve().parent) + os.sep
+
+
+def _users_block() -> bool:
+    """The ``no_grad`` / ``inference_mode`` block entered or left is the user's: a ``with`` in
+    their code, or a function of theirs decorated with it; not PyTorch's own (its clipping
+    and norms run under ``no_grad`` at every call)."""
+    frame = sys._getframe(2)  # whoever called __enter__ / __exit__
+    name = frame.f_code.co_filename
+    if not name.startswith(_TORCH):
+        return True
+    decorated = frame.f_locals.get("func") if frame.f_code.co_name == "decorate_context" else None
+    code = getattr(decorated, "__code__", None)
+    return code is not None and not code.co_filename.startswith(_TORCH)
 
 
 def _uninstall() -> None:
