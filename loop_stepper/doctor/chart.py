@@ -93,6 +93,8 @@ class Chart(Observer):
         self.ledger = Ledger()
         self.optimizers: dict[int, Optim] = {}
         self.primary: int | None = None
+        self.accounted: set[int] = set()  # parameters a diagnosis has told of already
+        self.primary_at: Place | None = None  # where it was made: one re-made there counts
         self.primary_steps = 0
         self.hand_steps = 0  # steps the loop wrote by hand (hands.py)
         self.backwards = 0
@@ -242,8 +244,9 @@ class Chart(Observer):
         o.backwards_since = 0
         self.ledger.steps += 1
         if self.primary is None:
-            self.primary = id(o.optimizer)
-        if id(o.optimizer) == self.primary:
+            self.primary, self.primary_at = id(o.optimizer), o.made_at
+        remade = o.made_at is not None and o.made_at == self.primary_at  # made anew at its line
+        if id(o.optimizer) == self.primary or remade:
             self._count()
 
     def _count(self, stop: bool = True) -> None:

@@ -89,6 +89,7 @@ class EvalForward:
     where: Place
     module: nn.Module
     shape: list[int]
+    modes: list[str]  # its parts in eval mode whose numbers the mode changes, as it ran
 
 
 class Evals:
@@ -135,7 +136,10 @@ class Evals:
         out = _tensor(output)
         if out is None or out.grad_fn is None or len(self.pending) >= KEPT:
             return
-        self.pending.append(EvalForward(out.grad_fn, self._validation(), module, list(out.shape)))
+        # the modes read now: a train() between this forward and the backward is too late
+        modes = in_eval(module)
+        forward = EvalForward(out.grad_fn, self._validation(), module, list(out.shape), modes)
+        self.pending.append(forward)
 
     def _called_eval(self) -> None:
         """Remember the user's frames running when ``eval()`` was called (``eval()`` tells every

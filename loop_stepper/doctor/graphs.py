@@ -20,11 +20,12 @@ def walk(roots: Sequence[torch.Tensor]) -> tuple[set[int], list[torch.Tensor]]:
 
 
 SHAPES = ("View", "Reshape", "UnsafeView", "Transpose", "Permute", "Squeeze", "Unsqueeze", "Clone")
+PICKS = ("Select", "Slice")  # a part of the same numbers
 
 
 def below(fn: Any, kind: str, depth: int = 4) -> Any:
     """The node of ``kind`` (a name's prefix: ``Softmax``) whose output ``fn`` took, through at
-    most ``depth`` nodes that only change the shape; else None."""
+    most ``depth`` nodes that only change the shape or pick a part; else None."""
     for _ in range(depth):
         nexts = [n for n, _ in getattr(fn, "next_functions", ()) if n is not None]
         if len(nexts) != 1:
@@ -33,7 +34,7 @@ def below(fn: Any, kind: str, depth: int = 4) -> Any:
         name = type(fn).__name__
         if name.startswith(kind):
             return fn
-        if not name.startswith(SHAPES):
+        if not name.startswith(SHAPES + PICKS):
             return None
     return None
 
@@ -65,7 +66,9 @@ def scopes(frames: Iterable[types.FrameType]) -> Iterator[tuple[types.FrameType,
 
 
 def names(frames: Iterable[types.FrameType]) -> dict[int, str]:
-    """A name for each parameter the user's modules hold, as they reach it (``model.0.weight``)."""
+    """A name for each parameter the user's modules hold, as they reach it (``model.0.weight``),
+    and for each tensor that requires grad a name or a module's attribute holds (``w``,
+    ``model.pool.p``)."""
     found: dict[int, str] = {}
     seen: set[int] = set()
     for _, name, value in scopes(frames):
@@ -73,9 +76,21 @@ def names(frames: Iterable[types.FrameType]) -> dict[int, str]:
             seen.add(id(value))
             for n, p in value.named_parameters():
                 found.setdefault(id(p), f"{name}.{n}")
-        elif isinstance(value, nn.Parameter):
+            for n, t in attributes(value):
+                found.setdefault(id(t), f"{name}.{n}")
+        elif isinstance(value, torch.Tensor) and value.requires_grad and value.is_leaf:
             found.setdefault(id(value), name)
     return found
+
+
+def attributes(module: nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
+    """The tensors that require grad ``module`` and its sub-modules hold as plain attributes,
+    not ``nn.Parameter``s: ``model.parameters()`` leaves them out."""
+    for prefix, m in module.named_modules():
+        for n, value in vars(m).items():
+            plain = isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter)
+            if plain and value.requires_grad and value.is_leaf:
+                yield (f"{prefix}.{n}" if prefix else n), value
 
 
 def grad_fn_name(t: torch.Tensor) -> str | None:

@@ -19,12 +19,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from loop_stepper.doctor import graphs
+from loop_stepper.doctor import cuts, graphs
 from loop_stepper.doctor.chart import Chart, Optim
 from loop_stepper.doctor.hands import HandSteps, leaves_held
 from loop_stepper.doctor.ledger import GradBuffer
 from loop_stepper.doctor.uses import ForwardUse
 from loop_stepper.doctor.where import Place
+
+Diagnosed = tuple[str, Place, dict[str, Any], int]  # a diagnosis to name: bug, at, evidence, when
 
 
 class Order:
@@ -39,12 +41,20 @@ class Order:
         # the backwards since the last step: where, and the mean loss each ran from (None: a
         # sum, or a loss scaled by 1/k)
         self.since_step: list[tuple[Place, str | None]] = []
+        # an optimizer's first step that found none of its parameters with a gradient: named at
+        # the second such step, or when the run ends after that one step
+        self.first_never: dict[int, tuple[Optim, Diagnosed]] = {}
 
     def close(self) -> None:
-        """The run ended: a last step by hand is read too."""
+        """The run ended: a last step by hand is read too, and a single step's missing
+        gradients are named."""
         self.uses.remove()
         if not self.inside_closure:
             self._by_hand(stop=False)
+        for o, (bug, at, evidence, iteration) in self.first_never.values():
+            if o.steps == 1:
+                self.doctor.name(bug, at, evidence, iteration)
+        self.first_never.clear()
 
     @property
     def inside_closure(self) -> bool:
@@ -207,15 +217,45 @@ class Order:
     def _never(self, o: Optim, never: list[GradBuffer], trainable: int) -> None:
         """Parameters the optimizer holds that the backward did not reach, at two steps: named
         when the forward used them (a detach, a branch cut) or when none of the ``trainable``
-        ones it holds got a gradient; a sub-module the forward never calls is not a bug."""
+        ones it holds got a gradient (also after one step, when the run ends there, and then
+        where the loss went instead: ``cuts.py``); a sub-module the forward never calls is not
+        a bug."""
+        doctor = self.doctor
         if len(never) == trainable:
             o.without_gradient += 1
-            found = [b.param for b in never] if o.without_gradient >= 2 else []
-        else:
-            found = self.uses.judge([b.param for b in never])
+            if o.without_gradient == 1:  # named now, while the loop's frames run
+                self.first_never[id(o)] = (o, self._nowhere(o, [b.param for b in never]))
+            elif o.without_gradient == 2 and id(o) in self.first_never:
+                doctor.name(*self.first_never.pop(id(o))[1])
+            return
+        found = self.uses.judge([b.param for b in never])
         if found:
-            evidence = {"params": self.doctor.names(found)}
-            self.doctor.name("no_gradient", self.doctor.backward_at, evidence)
+            doctor.name("no_gradient", doctor.backward_at, {"params": doctor.names(found)})
+
+    def _nowhere(self, o: Optim, params: list[torch.Tensor]) -> Diagnosed:
+        """The diagnosis of a step that found none of its parameters with a gradient."""
+        doctor = self.doctor
+        names = doctor.names(params)
+        held = set().union(*(x.params for x in doctor.optimizers.values()))
+        instead = cuts.went(doctor.frames(), held)
+        at, evidence = doctor.backward_at, dict[str, Any](params=names)
+        if instead is not None and instead.module is not None:
+            doctor.accounted.update(id(p) for p in instead.module.parameters())
+            trains = cuts.in_eval(doctor.frames(), params)
+            if trains is not None and o.made_at is not None:
+                evidence = {"optimizer": o.kind, "trains": trains, "reached": instead.name}
+                return "optimizer_wrong_model", o.made_at, evidence, doctor.iteration
+            went = f" (the forward ran {instead.name}, whose parameters got the gradients)"
+        elif instead is not None:
+            went = (
+                f" (the graph was cut where {instead.name} was made anew with "
+                f"requires_grad=True: backward() stopped there and filled {instead.name}.grad)"
+            )
+        else:
+            return "no_gradient", at, evidence, doctor.iteration
+        if instead.at[1] is not None:
+            at = instead.at
+        return "no_gradient", at, {**evidence, "went": went}, doctor.iteration
 
     def loss_input(self, how: str, logits: torch.Tensor) -> None:
         """A loss computed with autograd off before any backward: the loop may write its
@@ -257,6 +297,8 @@ class Order:
         if at in self.clips or not buffers:
             return
         states = {b.state for b in buffers}
+        if states <= {"empty"} and self.since_step:
+            return  # this iteration's backward ran and reached none of them: no_gradient's
         if states <= {"empty"} or "stale" in states:
             empty = all(b.param.grad is None for b in buffers)
             read = "every .grad was None" if empty else "the stale buffers of the last iteration"

@@ -17,7 +17,7 @@ from torch import nn
 
 from loop_stepper.doctor import graphs
 from loop_stepper.doctor.chart import Chart
-from loop_stepper.doctor.evals import EvalForward, Evals, in_eval
+from loop_stepper.doctor.evals import EvalForward, Evals
 from loop_stepper.doctor.holders import LABELS, Keeper, Spent, holders, node_key, owner
 from loop_stepper.doctor.lookout import Lookout
 from loop_stepper.doctor.where import Place
@@ -69,7 +69,7 @@ class Reach:
         for forward in pending:
             if id(forward.fn) not in ids:
                 self._validation(forward)
-            elif modes := in_eval(forward.module):
+            elif modes := forward.modes:
                 doctor.name("eval_while_training", at, {"modules": modes})
         if sampled:
             self._orphans(leaves)
@@ -116,22 +116,46 @@ class Reach:
         self.doctor.name("validation_with_grad", forward.where, evidence)
 
     def _orphans(self, leaves: list[torch.Tensor]) -> None:
-        """Parameters a backward reaches that no optimizer holds, seen at two backwards."""
+        """Parameters a backward reaches that no optimizer holds, the same object at two
+        backwards: an ``nn.Parameter``, or a tensor a module of the user's holds as a plain
+        attribute with ``requires_grad`` (GeM's ``p``: ``model.parameters()`` leaves it out)."""
         doctor = self.doctor
         if not doctor.optimizers or doctor.ledger.steps == 0:
             return
         held = set().union(*(o.params for o in doctor.optimizers.values()))
-        found = []
+        now: dict[int, tuple[torch.Tensor, int]] = {}
         for leaf in leaves:
-            if isinstance(leaf, nn.Parameter) and leaf.requires_grad and id(leaf) not in held:
+            if leaf.requires_grad and id(leaf) not in held and id(leaf) not in doctor.accounted:
                 _, seen = self.orphans.get(id(leaf), (leaf, 0))
-                self.orphans[id(leaf)] = (leaf, seen + 1)
-                if seen + 1 >= 2:
-                    found.append(leaf)
+                now[id(leaf)] = (leaf, seen + 1)
+        # a parameter is remembered; another tensor only while the backwards reach it (a
+        # tensor made anew each iteration is never the same object twice)
+        kept = {k: v for k, v in self.orphans.items() if isinstance(v[0], nn.Parameter)}
+        self.orphans = kept | now
+        found = [leaf for leaf, seen in now.values() if seen >= 2]
+        if any(not isinstance(leaf, nn.Parameter) for leaf in found):
+            attributes = {id(t) for m in _modules(doctor.frames()) for _, t in graphs.attributes(m)}
+            found = [f for f in found if isinstance(f, nn.Parameter) or id(f) in attributes]
         if found:
-            first = next(iter(doctor.optimizers.values()))
-            at = first.made_at or doctor.backward_at
-            doctor.name("not_in_optimizer", at, {"params": doctor.names(found)})
+            self._not_held(found, held)
+
+    def _not_held(self, found: list[torch.Tensor], held: set[int]) -> None:
+        doctor = self.doctor
+        evidence: dict[str, Any] = {"params": doctor.names(found)}
+        named = graphs.names(doctor.frames())
+        gone = [i for i in held if i not in named]
+        if any(not isinstance(t, nn.Parameter) for t in found):
+            evidence["why"] = (
+                " (a tensor attribute that requires grad, not an nn.Parameter: "
+                "model.parameters() leaves it out)"
+            )
+        elif gone:
+            evidence["why"] = (
+                f" (the optimizer holds {len(gone)} parameters no module of yours has any more: "
+                "a layer replaced after the optimizer was made)"
+            )
+        first = next(iter(doctor.optimizers.values()))
+        doctor.name("not_in_optimizer", first.made_at or doctor.backward_at, evidence)
 
     def _kept_graphs(self, current: frozenset[int]) -> None:
         """References that keep more iterations' loss graphs at every look (``running_loss +=
@@ -175,6 +199,13 @@ class Reach:
             return
         for holder, value in holders(self.doctor.frames(), list(self.owners.values())):
             yield holder, value, None
+
+
+def _modules(frames: Any) -> Iterator[nn.Module]:
+    """The modules the user's names hold."""
+    for _, _, value in graphs.scopes(frames):
+        if isinstance(value, nn.Module):
+            yield value
 
 
 def _value(t: torch.Tensor) -> float:

@@ -54,6 +54,9 @@ class Observer:
         """``F.dropout`` is called (``nn.Dropout`` passes its module's mode; a call of the
         user's own may not)."""
 
+    def data_read(self, tensor: torch.Tensor, data: torch.Tensor) -> None:
+        """``tensor.data`` was read (``data``) of a leaf that requires grad, a parameter."""
+
     def optimizer_made(self, optimizer: torch.optim.Optimizer) -> None: ...
 
     def state_loaded(self, owner: torch.optim.Optimizer | nn.Module) -> None: ...

@@ -1,8 +1,9 @@
 """Fail-open, for the doctor on its own (``watch()``, ``loop-stepper doctor``): a fault injected
-into each of its hooks, its lookout's tracers included (they trace only where nothing else
-does, so not under ``record``), stops the doctor there; the script runs on to its end with the
-numbers of a plain run; the report keeps the findings before the fault and tells the internal
-error apart from the script's (exit 2, never the script's traceback)."""
+into each of its hooks, its lookout's tracers and the following of a ``.data`` read included
+(they trace only where nothing else does, so not under ``record``), stops the doctor there;
+the script runs on to its end with the numbers of a plain run; the report keeps the findings
+before the fault and tells the internal error apart from the script's (exit 2, never the
+script's traceback)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from loop_stepper.doctor import chart, evals, lookout, modes, order, reach, script, uses
+from loop_stepper.doctor import chart, dotdata, evals, lookout, modes, order, reach, script, uses
 from loop_stepper.doctor.watch import watch
 from loop_stepper.recorder.observer import EVENTS
 from loop_stepper.recorder.probe import observers
@@ -31,6 +32,8 @@ HOOKS = [
     (modes.Modes, "_post"),
     (lookout.Lookout, "_call"),
     (lookout.Lookout, "_local"),
+    (dotdata.DotData, "_saw"),
+    (dotdata.DotData, "_line"),
     (order.Order, "close"),
     (reach.Reach, "close"),
 ]

@@ -24,7 +24,8 @@ from tests.recorder import same
 
 # a cell that makes every hook run: every event the probe hears, the doctor's forward hooks
 # (a validation forward with grad, a parameter no backward reaches) and its lookout (a loss
-# summed as a tensor), a backward PyTorch refuses, a closure step, a checkpoint round trip
+# summed as a tensor), a term from a parameter's .data, a backward PyTorch refuses, a closure
+# step, a checkpoint round trip
 CELL = """\
 import io
 import torch
@@ -44,7 +45,7 @@ for i in range(4):
     model.train()
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = F.dropout(model(x), 0.1)
-    loss = F.cross_entropy(out.float(), y)
+    loss = F.cross_entropy(out.float(), y) + 1e-4 * model[0].weight.data.pow(2).sum()
     opt.zero_grad()
     scaler.scale(loss).backward()
     scaler.unscale_(opt)

@@ -1,5 +1,5 @@
 """What goes into the loss (``doctor/losses.py``): probabilities where a loss takes logits, a
-class dimension of one."""
+class dimension of one, a term from a parameter's ``.data``."""
 
 from __future__ import annotations
 
@@ -47,4 +47,18 @@ SINGLE_CLASS_CROSS_ENTROPY = Kind(
     "single logit with float targets",
     "{loss} was fed logits of shape ({shape}): one class, so the loss is exactly {value} and "
     "no gradient ever reaches the model",
+)
+LOSS_FROM_DATA = Kind(
+    "loss_from_data",
+    FAMILY,
+    "a number computed from a parameter's `.data` (no graph) added to a one-number loss with "
+    "a graph, at a backward where that parameter gets its gradient from the rest of the loss: "
+    "the term is in the loss's value and not in its gradient",
+    """
+    loss = F.cross_entropy(model(x), y) + 0.01 * (model.weight.data ** 2).sum()
+    loss.backward()              # the penalty adds nothing to model.weight.grad
+    """,
+    "compute the term from the parameter itself (model.weight, not model.weight.data)",
+    "a term computed from {param}.data ({term}) was added to the loss: its value counts, its "
+    "gradient is none, so it changes nothing the step does",
 )

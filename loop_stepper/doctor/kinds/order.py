@@ -173,16 +173,37 @@ NO_GRADIENT = Kind(
     "no_gradient",
     FAMILY,
     "the loss does not reach parameters the optimizer holds that the forward used (their "
-    "module's output reaches them), or reaches nothing the optimizer holds (PyTorch's error); a "
-    "sub-module this configuration's forward does not use is not named",
+    "module's output reaches them), or reaches nothing the optimizer holds (PyTorch's error); "
+    "named after one step where it reached none of them, at the statement that cut the graph "
+    "when the user's names show it (a tensor made anew with `requires_grad=True` whose own "
+    "`.grad` got the gradient, a copy of the model whose parameters did); a sub-module this "
+    "configuration's forward does not use is not named",
     """
     features = backbone(x).detach()      # cuts the graph
     loss = F.cross_entropy(head(features), y)
     loss.backward()                      # backbone's .grad stays None
     optimizer.step()
     """,
-    "let the loss reach every parameter the optimizer holds (no .detach(), .numpy() or argmax "
-    "on the way), or give the optimizer only those it trains",
-    "the loss does not reach {params} that the optimizer holds: their .grad stays None and "
-    "step() moves nothing{error}",
+    "let the loss reach every parameter the optimizer holds (no .detach(), .numpy(), argmax, "
+    "re-wrapped tensor or copy of the model on the way), or give the optimizer only those it "
+    "trains",
+    "the loss does not reach {params} that the optimizer holds{went}: their .grad stays None "
+    "and step() moves nothing{error}",
+)
+OPTIMIZER_WRONG_MODEL = Kind(
+    "optimizer_wrong_model",
+    FAMILY,
+    "an optimizer whose parameters are all a module's in eval mode steps with none of them "
+    "reached by the backward, while the loss reaches another module's parameters that no "
+    "optimizer holds",
+    """
+    teacher.eval()
+    optimizer = torch.optim.SGD(teacher.parameters(), lr=0.1)   # the wrong model
+    loss = F.cross_entropy(student(x), y)
+    loss.backward()              # student gets the gradient, nothing steps it
+    optimizer.step()
+    """,
+    "give the optimizer the parameters of the model the loss is computed from",
+    "the {optimizer} steps {trains} (in eval mode), which the loss never reaches, while "
+    "{reached} gets the gradients and no optimizer holds it, so nothing trains",
 )

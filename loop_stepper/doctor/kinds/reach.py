@@ -72,14 +72,17 @@ LOG_TENSOR = Kind(
 NOT_IN_OPTIMIZER = Kind(
     "not_in_optimizer",
     FAMILY,
-    "a parameter got a gradient at two iterations and no optimizer holds it",
+    "a parameter (an `nn.Parameter`, or a tensor a module holds as a plain attribute with "
+    "`requires_grad`) got a gradient at two iterations and no optimizer holds it",
     """
     layers = [nn.Linear(4, 4) for _ in range(3)]     # a plain list: not registered
     optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
     """,
     "give the optimizer every parameter it should train (nn.ModuleList, not a plain list; "
-    "every parameter group), or freeze what stays fixed (requires_grad_(False))",
-    "{params} received a gradient at every iteration but no optimizer holds it, so it never moves",
+    "nn.Parameter for a tensor attribute; the optimizer made after the last layer is "
+    "replaced), or freeze what stays fixed (requires_grad_(False))",
+    "{params} received a gradient at every iteration but no optimizer holds it{why}, so it "
+    "never moves",
 )
 FLOAT16_WITHOUT_SCALER = Kind(
     "float16_without_scaler",

@@ -13,14 +13,15 @@ SOFTMAX_BEFORE_LOSS = Kind(
     FAMILY,
     "`cross_entropy` / `nll_loss` fed rows in [0, 1] that sum to 1 (a softmax's output), or "
     "`nll_loss` fed `log_softmax` of a softmax's output (the softmax's own numbers are the "
-    "evidence)",
+    "evidence), or fed (the log of) a softmax taken over a dimension of size 1 (every value "
+    "1.0: `F.softmax` without `dim` takes dim 0 of a 3-D tensor)",
     """
     probs = F.softmax(model(x), dim=1)
     loss = F.cross_entropy(probs, y)     # cross_entropy takes logits
     """,
-    "pass the raw logits to cross_entropy (or log_softmax of the logits to nll_loss)",
-    "{loss} was fed probabilities (every row sums to 1, values in [0, 1]), a softmax's output, "
-    "so the softmax is applied twice and training crawls",
+    "pass the raw logits to cross_entropy (or log_softmax(logits, dim=<the class dimension>) "
+    "to nll_loss)",
+    "{loss} was fed {fed}",
 )
 RESUME_WITHOUT_OPTIMIZER = Kind(
     "resume_without_optimizer",
