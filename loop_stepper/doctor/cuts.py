@@ -8,9 +8,9 @@ gradients never pays for it):
   backward filled: the graph was cut where it was made (``no_gradient``, named at that
   statement);
 - a module whose parameters got the gradients and no optimizer holds them: a copy of the model
-  (``copy.deepcopy``) or another model. When the optimizer's own model is in eval mode, the
-  optimizer was given the wrong model (``optimizer_wrong_model``, at the optimizer's line);
-  else the loss ran the copy (``no_gradient``, named at the statement that stored it).
+  (``copy.deepcopy``: the same numbers; the loss ran the copy, ``no_gradient`` named at the
+  statement that stored it) or another model (other numbers: the optimizer was given the wrong
+  model, ``optimizer_wrong_model`` at the optimizer's line).
 """
 
 from __future__ import annotations
@@ -53,13 +53,23 @@ def went(frames: Iterable[types.FrameType], held: set[int]) -> Went | None:
     return None
 
 
-def in_eval(frames: Iterable[types.FrameType], params: Iterable[torch.Tensor]) -> str | None:
-    """The user's name of a module in eval mode that holds all of ``params``."""
+def holder(frames: Iterable[types.FrameType], params: Iterable[torch.Tensor]) -> str:
+    """What holds all of ``params``: the user's name of a module (in eval mode, said so), else
+    a model no name of theirs holds any more."""
     wanted = {id(p) for p in params}
     for _, name, value in graphs.scopes(frames):
-        if isinstance(value, nn.Module) and not value.training and _holds(value, wanted):
-            return name
-    return None
+        if isinstance(value, nn.Module) and _holds(value, wanted):
+            return name if value.training else f"{name} (in eval mode)"
+    return "a model no name of yours holds any more (made again since)"
+
+
+def copied(module: nn.Module, params: list[torch.Tensor]) -> bool:
+    """Whether ``module``'s parameters are ``params``' numbers: a copy (``copy.deepcopy``)."""
+    mine = list(module.parameters())
+    if len(mine) != len(params):
+        return False
+    with torch.no_grad():
+        return all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(mine, params))
 
 
 def _holds(module: nn.Module, wanted: set[int]) -> bool:

@@ -9,8 +9,9 @@
 Heard: ``.data`` of a leaf that requires grad, read by the user's code with autograd on. From
 that read to the end of its statement (the next line the frame that made the call runs),
 PyTorch's torch-function mode follows what is computed from those numbers: a result of them is
-followed in turn; one added to or subtracted from a tensor of the graph is joined in. The next
-backward tells which it was, by the parameter's gradient. At most ``WINDOWS`` reads are
+followed in turn; one used with a tensor of the graph is joined in. The next backward tells
+which it was, by the parameter's gradient: none, the parameter was used only through its
+``.data``; some, and the number was added to a one-number tensor, a loss's term. At most ``WINDOWS`` reads are
 followed per statement: a loop pays for its first iterations only, and nothing when a
 debugger, coverage or the recorder traces (the statement's end could not be heard).
 """
@@ -42,8 +43,8 @@ _PACKAGE = os.path.dirname(os.path.dirname(__file__)) + os.sep  # loop_stepper/
 class Joined:
     param: torch.Tensor
     read_at: Place
-    at: Place  # the statement that added it to the graph's tensor
-    term: float | None  # the term's value when it is one number (a loss's term), else None
+    at: Place  # the statement that joined it to a tensor of the graph
+    term: float | None  # added as one number to a one-number tensor (a loss's term): its value
 
 
 class DotData:
@@ -83,13 +84,18 @@ class DotData:
         """The joins since the last backward, judged by the parameter's gradient now."""
         joined, self.joined = self.joined, []
         doctor = self.doctor
+        unreached: dict[Place, list[torch.Tensor]] = {}
         for j in joined:
-            name = doctor.names([j.param])[0]
             if j.param.grad is None:
-                went = " (only its .data, which has no graph, was used at this statement)"
-                doctor.name("no_gradient", j.read_at, {"params": [name], "went": went})
+                params = unreached.setdefault(j.read_at, [])
+                if all(p is not j.param for p in params):
+                    params.append(j.param)
             elif j.term is not None:
-                doctor.name("loss_from_data", j.at, {"param": name, "term": j.term})
+                evidence = {"param": doctor.names([j.param])[0], "term": j.term}
+                doctor.name("loss_from_data", j.at, evidence)
+        went = " (only its .data, which has no graph, was used at this statement)"
+        for at, params in unreached.items():
+            doctor.name("no_gradient", at, {"params": doctor.names(params), "went": went})
 
     # -- the window of a read --------------------------------------------------------------
 
@@ -140,11 +146,11 @@ class DotData:
         _, param, read_at = followed[0]
         graph = [t for t in tensors if id(t) not in self.followed and t.requires_grad]
         if graph:
-            if getattr(func, "__name__", "") in _JOINS:
-                term = followed[0][0]
-                one = term.numel() == 1 and graph[0].numel() == 1  # a term of a loss
-                value = float(term.detach()) if one else None
-                self.joined.append(Joined(param, read_at, where.place(2), value))
+            term = followed[0][0]
+            added = getattr(func, "__name__", "") in _JOINS
+            one = added and term.numel() == 1 and graph[0].numel() == 1  # a term of a loss
+            value = float(term.detach()) if one else None
+            self.joined.append(Joined(param, read_at, where.place(2), value))
             return
         if isinstance(out, torch.Tensor) and out.is_floating_point() and not out.requires_grad:
             self.followed[id(out)] = (out, param, read_at)

@@ -148,7 +148,7 @@ class Order:
                 read["zeros" if b.cleared_to_zeros else "cleared"].append(b)
             elif not b.written and doctor.backwards == 0 and o.steps == 0:
                 read["first"].append(b)
-            elif not b.written and o.backwards_since > 0 and b.param.requires_grad:
+            elif b.param.grad is None and o.backwards_since > 0 and b.param.requires_grad:
                 read["never"].append(b)
         self._stale(read["stale"])
         self._name(o, at, read)
@@ -241,11 +241,14 @@ class Order:
         at, evidence = doctor.backward_at, dict[str, Any](params=names)
         if instead is not None and instead.module is not None:
             doctor.accounted.update(id(p) for p in instead.module.parameters())
-            trains = cuts.in_eval(doctor.frames(), params)
-            if trains is not None and o.made_at is not None:
+            if not cuts.copied(instead.module, params) and o.made_at is not None:
+                trains = cuts.holder(doctor.frames(), params)
                 evidence = {"optimizer": o.kind, "trains": trains, "reached": instead.name}
                 return "optimizer_wrong_model", o.made_at, evidence, doctor.iteration
-            went = f" (the forward ran {instead.name}, whose parameters got the gradients)"
+            went = (
+                f" (the forward ran {instead.name}, a copy with the same numbers, whose "
+                "parameters got the gradients)"
+            )
         elif instead is not None:
             went = (
                 f" (the graph was cut where {instead.name} was made anew with "

@@ -193,8 +193,8 @@ NO_GRADIENT = Kind(
 OPTIMIZER_WRONG_MODEL = Kind(
     "optimizer_wrong_model",
     FAMILY,
-    "an optimizer whose parameters are all a module's in eval mode steps with none of them "
-    "reached by the backward, while the loss reaches another module's parameters that no "
+    "an optimizer steps and the backward reached none of its parameters, while the loss "
+    "reaches another model's parameters (other numbers: not a copy of its own) that no "
     "optimizer holds",
     """
     teacher.eval()
@@ -204,6 +204,6 @@ OPTIMIZER_WRONG_MODEL = Kind(
     optimizer.step()
     """,
     "give the optimizer the parameters of the model the loss is computed from",
-    "the {optimizer} steps {trains} (in eval mode), which the loss never reaches, while "
-    "{reached} gets the gradients and no optimizer holds it, so nothing trains",
+    "the {optimizer} steps {trains}, which the loss never reaches, while {reached} gets the "
+    "gradients and no optimizer holds it, so it never trains",
 )
