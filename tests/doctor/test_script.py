@@ -198,3 +198,14 @@ def test_explain_prints_a_kind_with_its_example_and_fix(tmp_path: Path) -> None:
     assert "Fix: call optimizer.zero_grad() before backward()" in done.stdout
     unknown = doctor(tmp_path, CORRECT, "--explain", "nope")
     assert unknown.returncode == 2 and "no such kind: nope" in unknown.stderr
+
+
+def test_steps_of_an_optimizer_made_again_at_its_line_are_counted(tmp_path: Path) -> None:
+    remade = CORRECT.replace(
+        "    optimizer.zero_grad()",
+        "    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)\n    optimizer.zero_grad()",
+    )
+    done = doctor(tmp_path, remade, "train.py", "60", "--iterations", "100")
+    assert done.returncode == 1, done.stderr
+    assert "train.py:11: optimizer_recreated a new Adam" in done.stdout
+    assert done.stdout.strip().endswith("Found 1 silent bug in 60 optimizer steps.")
