@@ -104,6 +104,7 @@ class Chart(Observer):
         self.scaler_stepping: torch.optim.Optimizer | None = None
         self.scaler_used = False
         self.closure_stepping: torch.optim.Optimizer | None = None  # step(closure) running
+        self.lockstep = False  # a rank of a job: stopped by its backwards (lockstep.py)
         self.checks = self.examine()
         self._by_event = {e: [getattr(c, e) for c in self.checks if hasattr(c, e)] for e in EVENTS}
 
@@ -169,6 +170,14 @@ class Chart(Observer):
                 self.optimizers.pop(next(iter(self.optimizers)))
         o.params = {id(p) for group in optimizer.param_groups for p in group["params"]}
         return o
+
+    def facts(self) -> dict[str, Any] | None:
+        """What a job's rank tells the job at its end (``ranks.py``; None: no job's rank)."""
+        for check in self.checks:
+            told = getattr(check, "facts", None)
+            if told is not None:
+                return told()  # type: ignore[no-any-return]
+        return None
 
     def close(self) -> None:
         """The run ended (the block, the script, the replay): each check closes (and lets go of
@@ -251,7 +260,12 @@ class Chart(Observer):
 
     def _count(self, stop: bool = True) -> None:
         self.primary_steps += 1
-        if stop and self.limit is not None and self.primary_steps >= self.limit:
+        if (
+            stop
+            and not self.lockstep
+            and self.limit is not None
+            and self.primary_steps >= self.limit
+        ):
             raise Stopped(f"stopped after {self.limit} steps")
 
 

@@ -69,7 +69,8 @@ def copied(module: nn.Module, params: list[torch.Tensor]) -> bool:
     if len(mine) != len(params):
         return False
     with torch.no_grad():
-        return all(a.shape == b.shape and torch.equal(a, b) for a, b in zip(mine, params))
+        pairs = zip(mine, params, strict=True)
+        return all(a.shape == b.shape and torch.equal(a, b) for a, b in pairs)
 
 
 def _holds(module: nn.Module, wanted: set[int]) -> bool:

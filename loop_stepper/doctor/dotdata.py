@@ -11,9 +11,10 @@ that read to the end of its statement (the next line the frame that made the cal
 PyTorch's torch-function mode follows what is computed from those numbers: a result of them is
 followed in turn; one used with a tensor of the graph is joined in. The next backward tells
 which it was, by the parameter's gradient: none, the parameter was used only through its
-``.data``; some, and the number was added to a one-number tensor, a loss's term. At most ``WINDOWS`` reads are
-followed per statement: a loop pays for its first iterations only, and nothing when a
-debugger, coverage or the recorder traces (the statement's end could not be heard).
+``.data``; some, and the number was added to a one-number tensor, a loss's term. At most
+``WINDOWS`` reads are followed per statement: a loop pays for its first iterations only, and
+nothing when a debugger, coverage or the recorder traces (the statement's end could not be
+heard).
 """
 
 from __future__ import annotations
@@ -64,14 +65,14 @@ class DotData:
         self.joined.clear()
 
     def data_read(self, tensor: torch.Tensor, data: torch.Tensor) -> None:
-        if not torch.is_grad_enabled():
+        if (self.mode is None and sys.gettrace() is not None) or not torch.is_grad_enabled():
             return
         caller = _caller()
         if caller is None or not where.is_theirs(caller.f_code.co_filename):
             return
         at: Place = (caller.f_code.co_filename, caller.f_lineno)
         if self.mode is None:
-            if self.windows.get(at, 0) >= WINDOWS or sys.gettrace() is not None:
+            if self.windows.get(at, 0) >= WINDOWS:
                 return
             self.windows[at] = self.windows.get(at, 0) + 1
             self._begin(caller)

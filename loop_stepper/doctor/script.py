@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from loop_stepper.doctor import launch, where
 from loop_stepper.doctor.bugs import KINDS, Diagnosis
 from loop_stepper.doctor.doctor import Stopped
 from loop_stepper.doctor.watch import watch
@@ -42,6 +43,7 @@ class ScriptReport:
     error: BaseException | None = None
     internal_error: InternalError | None = None  # ours: the doctor stopped watching there
     silenced: list[Diagnosis] = field(default_factory=list)  # by a # doctor: ignore comment
+    facts: dict[str, Any] | None = None  # a job's rank: what the job compares (ranks.py)
 
     def as_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -77,6 +79,7 @@ def run(
     args: list[str],
     iterations: int | None = 50,
     module: str | None = None,
+    timeout: float = launch.TIMEOUT,
 ) -> ScriptReport:
     """Run ``script`` as ``__main__`` with ``args``, its folder first on ``sys.path`` (or
     ``module`` as ``python -m`` runs it: the working folder first, its package imported);
@@ -92,6 +95,7 @@ def run(
         sys.path.insert(0, os.getcwd())
     try:
         with watch(iterations=iterations) as doctor:
+            beat = launch.beat(lambda: list(doctor.diagnoses), lambda: doctor.iteration, timeout)
             try:
                 if module is None:
                     runpy.run_path(str(script), run_name="__main__")
@@ -104,12 +108,16 @@ def run(
                     report.error = done
             except BaseException as error:  # the script's own failure, told in its words
                 report.error = error
+            finally:
+                if beat is not None:
+                    beat.stop()
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     report.iterations = doctor.primary_steps
     report.diagnoses = doctor.diagnoses
     report.silenced = doctor.silenced
     report.internal_error = doctor.internal_error
+    report.facts = doctor.facts()
     return report
 
 
@@ -140,6 +148,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--select", metavar="IDS", help="only these kinds (comma-separated)")
     parser.add_argument("--ignore", metavar="IDS", help="not these kinds (comma-separated)")
     parser.add_argument("--explain", metavar="ID", help="what a kind is, its example, its fix")
+    job = parser.add_argument_group("a data-parallel job (as torchrun runs it)")
+    job.add_argument("--nproc-per-node", type=int, metavar="N", help="launch N ranks")
+    job.add_argument("--master-addr", default="127.0.0.1", help="the job's address")
+    job.add_argument("--master-port", type=int, metavar="P", help="its port (a free one)")
+    job.add_argument(
+        "--timeout",
+        type=float,
+        default=launch.TIMEOUT,
+        help=f"seconds with no rank moving before a hang is reported (default {launch.TIMEOUT:g})",
+    )
     parser.add_argument("args", nargs="*", help="the script's own arguments, after --")
     return parser
 
@@ -189,9 +207,11 @@ def main(argv: list[str]) -> int:
     if problem:
         print(f"loop-stepper doctor: {problem}", file=sys.stderr)
         return 2
+    if args.nproc_per_node is not None:
+        return _launch(args, argv[:cut])
     to_stdout = args.json == "-"
     with contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext():
-        report = run(args.script, args.args, args.iterations, args.module)
+        report = run(args.script, args.args, args.iterations, args.module, args.timeout)
     report.only(select, ignore)
     if report.error is not None and not isinstance(report.error, SystemExit):
         _traceback(report.error, _origin(args.script, args.module))
@@ -199,6 +219,9 @@ def main(argv: list[str]) -> int:
         print(f"{report.script}: exited with {report.error.code}", file=sys.stderr)
     if report.internal_error is not None:
         print(_internal(report.internal_error), file=sys.stderr)
+    ranked = launch.finish_rank(_for_job(report), args.json, args.timeout)
+    if ranked is not None:
+        return ranked
     if to_stdout:
         json.dump(report.as_json(), sys.stdout, indent=2, default=str)
         print()
@@ -207,6 +230,43 @@ def main(argv: list[str]) -> int:
             Path(args.json).write_text(json.dumps(report.as_json(), indent=2, default=str))
         text(report, sys.stdout)
     return report.code
+
+
+def _for_job(report: ScriptReport) -> dict[str, Any]:
+    """This rank's report as the job reads it (``job.py``)."""
+    found = report.as_json()
+    error = report.error
+    if error is not None:
+        found["error"] = "".join(traceback.format_exception_only(type(error), error)).strip()
+        tb, found["error_at"] = error.__traceback__, None
+        while tb is not None:  # the innermost of the script's own lines
+            name = tb.tb_frame.f_code.co_filename
+            if where.is_theirs(name):
+                found["error_at"] = [name, tb.tb_lineno]
+            tb = tb.tb_next
+    found.update(facts=report.facts, stopped=report.stopped, error_code=report.code)
+    return found
+
+
+def _launch(args: argparse.Namespace, given: list[str]) -> int:
+    """``--nproc-per-node N``: the job launched, one report (``launch.py``)."""
+    if args.nproc_per_node < 1:
+        print("loop-stepper doctor: --nproc-per-node must be at least 1", file=sys.stderr)
+        return 2
+    options = ["--iterations", str(args.iterations), "--timeout", str(args.timeout)]
+    for flag, value in (("--select", args.select), ("--ignore", args.ignore)):
+        if value:
+            options += [flag, value]
+    target = [str(args.script)] if args.module is None else ["-m", args.module]
+    return launch.launch(
+        args.nproc_per_node,
+        [*target, "--", *args.args] if args.module is None else [*target, *args.args],
+        options,
+        args.master_addr,
+        args.master_port,
+        args.timeout,
+        args.json,
+    )
 
 
 def _usage(args: argparse.Namespace) -> str | None:

@@ -57,6 +57,16 @@ class Observer:
     def data_read(self, tensor: torch.Tensor, data: torch.Tensor) -> None:
         """``tensor.data`` was read (``data``) of a leaf that requires grad, a parameter."""
 
+    def batch(self, data: Any) -> None:
+        """A ``DataLoader`` gave a batch."""
+
+    def sampler_order(self, sampler: Any, indices: list[int]) -> None:
+        """A ``DistributedSampler`` gave this rank's order of an epoch."""
+
+    def ddp_forward(self, module: nn.Module, synced: bool) -> None:
+        """A ``DistributedDataParallel`` forward; ``synced``: its backward will all-reduce (not
+        inside ``no_sync()``, autograd on)."""
+
     def optimizer_made(self, optimizer: torch.optim.Optimizer) -> None: ...
 
     def state_loaded(self, owner: torch.optim.Optimizer | nn.Module) -> None: ...

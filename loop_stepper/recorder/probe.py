@@ -1,7 +1,8 @@
 """What a training loop does to PyTorch, heard as it happens: every backward, optimizer step,
 zero_grad, clip, scheduler step, cross-entropy's input, optimizer made, state saved and
-loaded, ``torch.load``, ``train()``/``eval()``, autocast entered, a GradScaler's scale and step,
-a parameter's ``.data`` read.
+loaded, ``torch.load``, ``train()``/``eval()``, autocast entered, a GradScaler's scale and step;
+what the loop reads (``reads.py``): a parameter's ``.data``, a DataLoader's batches, a
+DistributedSampler's order, a DistributedDataParallel forward and whether it syncs.
 
 ``Probe`` is a context manager: inside it, this thread's ``Observer`` is told of each such call
 before (and for some, after) it runs, in the caller's own stack, so it may read the frames and
@@ -45,6 +46,7 @@ from torch.optim.optimizer import (
     register_optimizer_step_pre_hook,
 )
 
+from loop_stepper.recorder import reads
 from loop_stepper.recorder.observer import Observer
 
 _here = threading.local()  # this thread's observers, innermost last
@@ -359,29 +361,10 @@ def _install() -> None:
         register_optimizer_step_post_hook(after),
     ]
     _undo.extend(hook.remove for hook in hooks)
-    _data_property()
+    reads.install(_patch, _tell, observers, _undo)
 
 
 _TORCH = str(Path(torch.__file__).resolve().parent) + os.sep
-
-
-def _data_property() -> None:
-    """``Tensor.data`` as a property that tells ``data_read`` for a leaf that requires grad
-    (PyTorch defines it on its C base class: the property on ``torch.Tensor`` shadows it and
-    is deleted to undo)."""
-    base = next(vars(c)["data"] for c in torch.Tensor.__mro__ if "data" in vars(c))
-
-    def get(self: torch.Tensor) -> torch.Tensor:
-        data: torch.Tensor = base.__get__(self, type(self))
-        if self.requires_grad and self.is_leaf and observers():
-            _tell("data_read", self, data)
-        return data
-
-    def put(self: torch.Tensor, value: torch.Tensor) -> None:
-        base.__set__(self, value)
-
-    torch.Tensor.data = property(get, put, doc=base.__doc__)  # type: ignore[assignment]
-    _undo.append(lambda: delattr(torch.Tensor, "data"))
 
 
 def _users_block() -> bool:

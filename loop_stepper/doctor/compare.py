@@ -1,0 +1,119 @@
+"""What only the ranks together show, from the facts each wrote at its end (``ranks.py``):
+
+- ``ranks_same_samples``: every rank of a DDP job read the same first batches;
+- ``ranks_params_differ``: a parameter's numbers differ across the ranks at a backward (DDP's
+  lockstep), named at the statement some ranks ran since the ranks last agreed and the others
+  did not (a step, a clear, a load, a mode change), else at the step where they first differ.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loop_stepper.doctor.bugs import message
+
+Facts = dict[int, dict[str, Any]]
+
+
+def across(facts: Facts, world: int, told: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The findings across the ranks' ``facts``; ``told``, the ranks' own diagnoses."""
+    if len(facts) < 2:
+        return []
+    found = (_same_samples(facts, world), _params_differ(facts, told))
+    return [d for d in found if d is not None]
+
+
+def explained(diagnoses: list[dict[str, Any]], found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ranks' own diagnoses but those a finding across them explains: a clear of gradients
+    no step used on ranks that did not run a step the others ran (``step()`` under ``if rank ==
+    0``: the other ranks only clear)."""
+    stepped = [
+        set(d["ranks"])
+        for d in found
+        if d["bug"] == "ranks_params_differ" and ": step at line" in d["evidence"].get("why", "")
+    ]
+    return [
+        d
+        for d in diagnoses
+        if not (d["bug"] == "accumulation_reset" and any(not s & set(d["ranks"]) for s in stepped))
+    ]
+
+
+def diagnosis(
+    bug: str, at: list[Any], ranks: list[int], iteration: int, evidence: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "bug": bug,
+        "file": at[0],
+        "line": at[1],
+        "iteration": iteration,
+        "message": message(bug, evidence),
+        "evidence": evidence,
+        "ranks": ranks,
+    }
+
+
+def _same_samples(facts: Facts, world: int) -> dict[str, Any] | None:
+    if not all(f.get("ddp") for f in facts.values()):
+        return None
+    batches = [f.get("batches", []) for f in facts.values()]
+    n = min(len(b) for b in batches)
+    if n == 0 or any(len({b[i][0] for b in batches}) != 1 for i in range(n)):
+        return None
+    ranks = sorted(facts)
+    evidence = {"ranks": ", ".join(map(str, ranks)), "batches": n, "world": world}
+    return diagnosis("ranks_same_samples", batches[0][0][1:], ranks, 1, evidence)
+
+
+def _params_differ(facts: Facts, told: list[dict[str, Any]]) -> dict[str, Any] | None:
+    records = {r: {x["backward"]: x for x in f.get("records", [])} for r, f in facts.items()}
+    shared = sorted(set.intersection(*(set(x) for x in records.values())))
+    agreed = -1
+    for n in shared:
+        seen = [records[r][n].get("params") for r in sorted(records)]
+        if any(s is None for s in seen) or not seen[0]:
+            continue
+        differ = [name for name in seen[0] if len({str(s.get(name)) for s in seen}) > 1]
+        if not differ:
+            agreed = n
+            continue
+        param = differ[0]
+        firsts = {r: records[r][n]["params"].get(param, ["?", "?"])[1] for r in records}
+        values = ", ".join(f"rank {r}: {firsts[r]}" for r in sorted(firsts))
+        evidence: dict[str, Any] = {"param": param, "backward": n + 1, "values": values}
+        ran = _ran_apart({r: [records[r][m] for m in shared if agreed < m <= n] for r in records})
+        if ran is not None:
+            what, at, ranks = ran
+            evidence["why"] = (
+                f": {what} at line {at[1]} ran on rank{'s' * (len(ranks) > 1)} "
+                f"{', '.join(map(str, ranks))} only"
+            )
+            return diagnosis("ranks_params_differ", at, ranks, n, evidence)
+        if any(d["bug"] == "step_after_no_sync" for d in told):
+            return None  # said already: each rank stepped its own gradient
+        step = _last(records[min(records)][n]["events"], "step")
+        evidence["why"] = ": every rank ran the same statements, so their gradients differed"
+        return diagnosis("ranks_params_differ", step, sorted(records), n, evidence)
+    return None
+
+
+def _ran_apart(spans: dict[int, list[dict[str, Any]]]) -> tuple[str, list[Any], list[int]] | None:
+    """The first statement some ranks ran in their spans of records and the others did not."""
+    ran: dict[int, list[tuple[str, Any, Any]]] = {
+        r: [tuple(e) for x in span for e in x["events"]] for r, span in spans.items()
+    }
+    for r in sorted(ran):
+        for event in ran[r]:
+            counts = {q: ran[q].count(event) for q in ran}
+            if len(set(counts.values())) > 1:
+                most = max(counts.values())
+                ranks = sorted(q for q, c in counts.items() if c == most)
+                return str(event[0]), [event[1], event[2]], ranks
+    return None
+
+
+def _last(events: list[list[Any]], what: str) -> list[Any]:
+    for e in reversed(events):
+        if e[0] == what:
+            return list(e[1:])
+    return list(events[-1][1:]) if events else [None, None]

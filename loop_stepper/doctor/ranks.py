@@ -1,0 +1,193 @@
+"""One rank of a data-parallel job (``torchrun``: ``WORLD_SIZE`` above 1), as it runs:
+
+- the bugs one rank's numbers show: a shuffling ``DistributedSampler`` giving the same order in
+  two epochs (``sampler_without_set_epoch``), a step reading gradients whose last forward ran
+  inside ``no_sync()`` (``step_after_no_sync``), one backward a step of a loss divided by the
+  world size through DDP (``loss_divided_by_world_size``);
+- the facts the job compares across its ranks when they end (``job.py``), cut at each backward
+  (DDP's backwards are the job's lockstep): the statements each rank ran since the last one (a
+  step, a clear, a load, a mode change, with their lines) and, at the sampled ones, a
+  fingerprint of each parameter; the fingerprints of the first batches it read.
+
+Nothing is sent while the job runs: each rank's facts go into its report file at its end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from loop_stepper.doctor.chart import Chart
+from loop_stepper.doctor.where import Place
+
+BATCHES = 4  # the first batches fingerprinted
+RECORDS = 64  # the backwards whose statements are kept (then one in EVERY)
+EVERY = 32
+
+
+def world() -> int:
+    """The job's ranks: torchrun's ``WORLD_SIZE``, else the process group's, else 1."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return int(torch.distributed.get_world_size())
+    return int(os.environ.get("WORLD_SIZE", "1") or 1)
+
+
+def rank() -> int:
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return int(torch.distributed.get_rank())
+    return int(os.environ.get("RANK", "0") or 0)
+
+
+def fingerprint(t: torch.Tensor) -> str:
+    """Eight bytes of a hash of the tensor's bits (any dtype)."""
+    with torch.no_grad():
+        bits = t.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
+    return hashlib.blake2b(bits.numpy().tobytes(), digest_size=8).hexdigest()
+
+
+class Ranks:
+    def __init__(self, doctor: Chart) -> None:
+        self.doctor = doctor
+        self.world = world()
+        self.orders: dict[int, tuple[int, int, list[int]]] = {}  # sampler: epochs, order, first
+        self.forward: tuple[bool, Place] | None = None  # the last DDP forward: synced, where
+        self.ddp_since_backward = False
+        self.divided: Place | None = None  # a backward of a loss / world size since the step
+        self.backwards_since_step = 0
+        self.events: list[list[Any]] = []  # the statements since the last backward
+        self.records: list[dict[str, Any]] = []
+        self.backwards = 0
+        self.batches: list[list[Any]] = []
+        self.names: dict[int, str] | None = None
+        self.ddp = False  # a DistributedDataParallel forward was heard
+
+    def close(self) -> None:
+        self._cut()  # what ran after the last backward, and the parameters at the end
+
+    def facts(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "batches": self.batches,
+            "world": self.world,
+            "ddp": self.ddp,
+        }
+
+    # -- what this rank's numbers show -----------------------------------------------------
+
+    def sampler_order(self, sampler: Any, indices: list[int]) -> None:
+        if not getattr(sampler, "shuffle", False) or len(indices) < 2:
+            return
+        order = hash(tuple(indices))
+        epochs, before, _ = self.orders.get(id(sampler), (0, None, []))
+        if before == order:
+            evidence = {"epoch": epochs, "before": epochs - 1, "first": indices[:5]}
+            self.doctor.name("sampler_without_set_epoch", self.doctor.place(), evidence)
+        self.orders[id(sampler)] = (epochs + 1, order, indices[:5])
+
+    def ddp_forward(self, module: nn.Module, synced: bool) -> None:
+        self.ddp = True
+        if torch.is_grad_enabled():
+            self.forward = (synced, self.doctor.place())
+            self.ddp_since_backward = True
+
+    def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
+        self._cut()
+        self.backwards_since_step += 1
+        if self.ddp_since_backward and roots and _divided_by(roots[0], self.world):
+            self.divided = self.doctor.backward_at
+        self.ddp_since_backward = False
+        self._event("backward", self.doctor.backward_at)
+
+    def before_step(self, optimizer: torch.optim.Optimizer) -> None:
+        doctor = self.doctor
+        if self.forward is not None and not self.forward[0]:
+            evidence = {"forward": self.forward[1][1]}
+            doctor.name("step_after_no_sync", doctor.place(), evidence)
+        if self.divided is not None and self.backwards_since_step == 1:
+            doctor.name("loss_divided_by_world_size", self.divided, {"divisor": self.world})
+        self.forward, self.divided, self.backwards_since_step = None, None, 0
+        self._event("step", doctor.place())
+
+    # -- the facts compared across ranks ---------------------------------------------------
+
+    def zero_grad(self, owner: Any, set_to_none: bool) -> None:
+        self._event("zero_grad", self.doctor.place())
+
+    def state_loaded(self, owner: Any) -> None:
+        self._event("load_state_dict", self.doctor.place())
+
+    def mode_set(self, module: nn.Module, training: bool) -> None:
+        self._event("train" if training else "eval", self.doctor.place())
+
+    def batch(self, data: Any) -> None:
+        if len(self.batches) >= BATCHES:
+            return
+        first = _first_tensor(data)
+        if first is not None:
+            file, line = self.doctor.place()
+            self.batches.append([fingerprint(first), file, line])
+
+    def _event(self, what: str, at: Place) -> None:
+        if len(self.events) < 64:
+            self.events.append([what, at[0], at[1]])
+
+    def _cut(self) -> None:
+        """Close the record of the statements since the last backward; the parameters'
+        fingerprints at the sampled ones."""
+        n = self.backwards
+        self.backwards += 1
+        if n >= RECORDS and n % EVERY:
+            self.events = []
+            return
+        record: dict[str, Any] = {"backward": n, "events": self.events}
+        if n < 4 or n % EVERY == 0:
+            record["params"] = self._params()
+        self.records.append(record)
+        self.events = []
+
+    def _params(self) -> dict[str, list[Any]]:
+        held = [p for o in self.doctor.optimizers.values() for p in _params(o.optimizer)]
+        if not held:
+            return {}
+        if self.names is None:
+            self.names = dict(zip(map(id, held), self.doctor.names(held), strict=True))
+        return {
+            self.names.get(id(p), str(i)): [fingerprint(p), _first(p)] for i, p in enumerate(held)
+        }
+
+
+def _first(p: torch.Tensor) -> float | None:
+    with torch.no_grad():
+        return round(float(p.detach().reshape(-1)[0]), 6) if p.numel() else None
+
+
+def _params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
+    return [p for g in optimizer.param_groups for p in g["params"]]
+
+
+def _divided_by(loss: torch.Tensor, world: int) -> bool:
+    """Whether the loss's last node divides by ``world`` (or multiplies by 1/``world``)."""
+    fn = loss.grad_fn
+    name = type(fn).__name__
+    other = getattr(fn, "_saved_other", None)
+    if not isinstance(other, torch.Tensor) or other.numel() != 1:
+        return False
+    value = float(other)
+    if name.startswith("DivBackward"):
+        return value == world
+    return name.startswith("MulBackward") and abs(value * world - 1) < 1e-9
+
+
+def _first_tensor(data: Any) -> torch.Tensor | None:
+    if isinstance(data, torch.Tensor):
+        return data
+    if isinstance(data, list | tuple):
+        return next((t for t in data if isinstance(t, torch.Tensor)), None)
+    if isinstance(data, dict):
+        return next((t for t in data.values() if isinstance(t, torch.Tensor)), None)
+    return None
