@@ -73,6 +73,7 @@ class Beat(threading.Thread):
         line, waits = _where(frame)
         found = {
             "rank": self.rank,
+            "pid": os.getpid(),
             "file": line[0],
             "line": line[1],
             "waits": waits,
@@ -150,6 +151,16 @@ def stalled(folder: Path, world: int, timeout: float) -> list[dict[str, Any]] | 
             }
         )
     return found
+
+
+def pids(folder: Path, world: int) -> list[int]:
+    """The processes of the ranks that beat."""
+    found = []
+    for r in range(world):
+        file = folder / f"beat{r}.json"
+        if file.is_file():
+            found.append(int(json.loads(file.read_text()).get("pid", 0)))
+    return [p for p in found if p > 0]
 
 
 def beaten(folder: Path, world: int) -> dict[int, list[Any]]:

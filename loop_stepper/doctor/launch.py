@@ -11,17 +11,20 @@ prints the job's (waiting for the others' reports up to ``WAIT`` seconds) and ju
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from loop_stepper.doctor import heartbeat, job, ranks
 from loop_stepper.doctor.heartbeat import Beat
@@ -52,16 +55,19 @@ def launch(
     env = {**os.environ, job.LAUNCHED: str(folder)}
     process = subprocess.Popen(command, env=env, start_new_session=True)
     hang = None
-    while process.poll() is None:
-        time.sleep(0.5)
-        hang = heartbeat.stalled(folder, nproc, timeout)
-        if hang:
-            _stop(process)
-            break
-    found = job.read(folder, nproc)
-    report = job.merged(found, nproc)
+    try:
+        while process.poll() is None:
+            time.sleep(0.5)
+            hang = heartbeat.stalled(folder, nproc, timeout)
+            if hang:
+                break
+    finally:  # a hang, or the launcher stopped (Ctrl-C): no rank is left running
+        if process.poll() is None:
+            _stop(process, heartbeat.pids(folder, nproc))
+    report = job.merged(job.read(folder, nproc), nproc)
     if hang:
         _add_hang(report, hang, heartbeat.beaten(folder, nproc))
+    shutil.rmtree(folder, ignore_errors=True)
     _out(report, json_path)
     return code(report, launcher_failed=process.returncode not in (0, None) and not hang)
 
@@ -82,6 +88,21 @@ def finish_rank(found: dict[str, Any], json_path: str | None, timeout: float) ->
     report = job.merged(job.read(folder, world, wait=WAIT), world)
     _out(report, json_path)
     return code(report)
+
+
+def leave(code: int) -> NoReturn:
+    """A rank's end once its report is written: the script's threads joined and its exit
+    functions run as at any exit, then the process leaves without the interpreter's teardown,
+    where torch's gloo sometimes aborts ("terminate called without an active exception",
+    SIGABRT, in about one job in ten on this torch, with the doctor or without), which
+    torchrun would report as a failed rank after a run that succeeded."""
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def beat(diagnoses: Any, iteration: Any, timeout: float) -> Beat | None:
@@ -159,11 +180,17 @@ def _add_hang(report: dict[str, Any], hang: list[Any], told: dict[int, list[Any]
                 report["diagnoses"].append({**d, "ranks": [r]})
     report["diagnoses"] = hang + report["diagnoses"]
     report["missing_ranks"] = []
+    steps = max((d.get("iteration", 1) for d in hang), default=1) - 1
+    report["iterations"] = max(report["iterations"], steps)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """The job's processes (torchrun and its ranks, one process group), stopped."""
-    with contextlib.suppress(ProcessLookupError):  # stuck: nothing to finish cleanly
+def _stop(process: subprocess.Popen[bytes], ranks: list[int]) -> None:
+    """The job's processes stopped: torchrun's group and each rank (torchrun starts its ranks
+    in sessions of their own); stuck, nothing is left to finish cleanly."""
+    for pid in ranks:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
 

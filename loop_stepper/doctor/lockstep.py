@@ -1,9 +1,9 @@
 """``--iterations N`` on every rank of a data-parallel job at once. The ranks' steps need not
 match (``optimizer.step()`` under ``if rank == 0``), their backwards do (each DDP backward is an
-all-reduce every rank runs), so a rank counts its backwards: after the N-th, it stops at the
-next thing it does that comes before any collective of the next iteration — its step's end, a
-clear, a backward, a module's forward (a global forward pre-hook, put in then) — and no rank is
-left waiting for one that stopped."""
+all-reduce every rank runs), so a rank counts its backwards: after the N-th, it finishes that
+iteration (its step, a logging all-reduce after it) and stops at the first thing of the next
+one, before any collective of it — a clear, a backward, a module's forward (a global forward
+pre-hook, put in then) — and no rank is left waiting for one that stopped."""
 
 from __future__ import annotations
 
@@ -45,7 +45,4 @@ class Lockstep:
         self._halt()
 
     def zero_grad(self, owner: Any, set_to_none: bool) -> None:
-        self._halt()
-
-    def after_step(self, optimizer: torch.optim.Optimizer) -> None:
         self._halt()

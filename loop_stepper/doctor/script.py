@@ -221,7 +221,7 @@ def main(argv: list[str]) -> int:
         print(_internal(report.internal_error), file=sys.stderr)
     ranked = launch.finish_rank(_for_job(report), args.json, args.timeout)
     if ranked is not None:
-        return ranked
+        launch.leave(ranked)
     if to_stdout:
         json.dump(report.as_json(), sys.stdout, indent=2, default=str)
         print()

@@ -1,0 +1,25 @@
+# A DistributedSampler whose set_epoch() is never called: every epoch reads one order
+# mypy: ignore-errors
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+X = torch.randn(128, 8)
+y = (X[:, 0] > 0).long()
+dataset = TensorDataset(X, y)
+sampler = DistributedSampler(dataset, shuffle=True)
+loader = DataLoader(dataset, batch_size=16, sampler=sampler)
+model = DDP(nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2)))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    for xb, yb in loader:  # doctor: sampler_without_set_epoch ranks=0,1
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+dist.destroy_process_group()

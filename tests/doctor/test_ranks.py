@@ -1,0 +1,119 @@
+"""The doctor over a data-parallel job (issue 51): two ranks, gloo, CPU, as a user runs them.
+
+Each script of ``ranks/bugs`` marks every diagnosis it should get with ``# doctor: <id>
+ranks=<r>,…`` on the named line; ``loop-stepper doctor --nproc-per-node 2`` must print one
+report with exactly those (each with its ranks) and write one JSON file; each of
+``ranks/correct`` is the fix of one of them and gets nothing. Also: the user's own ``torchrun …
+-m loop_stepper doctor`` (one report, by rank 0), ``--iterations`` on ranks that step unevenly
+(every rank stops at the same backward: no rank left waiting), and a hang reported within its
+timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent / "ranks"
+BUGS = sorted((HERE / "bugs").glob("[0-9]*.py"))
+CORRECT = sorted((HERE / "correct").glob("[0-9]*.py"))
+MARK = re.compile(r"#\s*doctor:\s*(\w+)\s+ranks=([\d,]+)\s*$")
+COMMAND = Path(sys.executable).parent / "loop-stepper"
+TIMEOUT = 10  # seconds without a rank moving: a hang
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+Found = set[tuple[str, int, tuple[int, ...]]]
+
+
+def expected(script: Path) -> Found:
+    marked: Found = set()
+    for number, line in enumerate(script.read_text().splitlines(), start=1):
+        match = MARK.search(line)
+        if match:
+            ranks = tuple(int(r) for r in match.group(2).split(","))
+            marked.add((match.group(1), number, ranks))
+    return marked
+
+
+def found(report: dict) -> Found:  # type: ignore[type-arg]
+    return {(d["bug"], d["line"], tuple(d["ranks"])) for d in report["diagnoses"]}
+
+
+def doctor(script: Path, tmp_path: Path, *options: str) -> tuple[int, str, dict, float]:  # type: ignore[type-arg]
+    out = tmp_path / "report.json"
+    start = time.monotonic()
+    done = subprocess.run(
+        [str(COMMAND), "doctor", "--nproc-per-node", "2", "--timeout", str(TIMEOUT),
+         "--json", str(out), *options, str(script)],
+        cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    took = time.monotonic() - start
+    report = json.loads(out.read_text())  # one valid file for the job
+    return done.returncode, done.stdout + done.stderr, report, took
+
+
+@pytest.mark.parametrize("script", BUGS, ids=[s.name for s in BUGS])
+def test_a_bug_of_several_ranks_is_named_at_its_line_with_its_ranks(
+    script: Path, tmp_path: Path
+) -> None:
+    code, said, report, took = doctor(script, tmp_path)
+    want = expected(script)
+    assert want, f"{script.name} marks no diagnosis"
+    assert found(report) == want, said
+    assert code == 1, said
+    assert report["ranks"] == 2 and report["missing_ranks"] == []
+    assert "ChildFailedError" not in said  # no launcher's traceback for a finding
+    assert took < TIMEOUT + 90  # a hang is reported, not waited out
+
+
+@pytest.mark.parametrize("script", CORRECT, ids=[s.name for s in CORRECT])
+def test_a_correct_data_parallel_loop_is_named_nothing(script: Path, tmp_path: Path) -> None:
+    code, said, report, _ = doctor(script, tmp_path)
+    assert report["diagnoses"] == [], said
+    assert code == 0, said
+    assert report["iterations"] == 8  # 128 samples, 2 ranks, batches of 16, 2 epochs
+
+
+def test_the_report_is_one_for_the_job(tmp_path: Path) -> None:
+    script = HERE / "bugs" / "01_no_set_epoch.py"
+    _, said, report, _ = doctor(script, tmp_path)
+    assert said.count("Found 1 silent bug in 8 optimizer steps on 2 ranks.") == 1
+    (d,) = report["diagnoses"]
+    assert d["ranks"] == [0, 1] and d["evidence"]["epoch"] == 1
+    assert f"{script.name}:20: sampler_without_set_epoch" in said
+
+
+def test_iterations_stop_every_rank_at_the_same_backward(tmp_path: Path) -> None:
+    """Rank 0 steps and rank 1 does not: neither is left waiting for the other."""
+    script = HERE / "bugs" / "06_step_on_rank0.py"
+    code, said, report, _ = doctor(script, tmp_path, "--iterations", "3")
+    assert code == 1, said
+    assert report["missing_ranks"] == [] and "errors" not in report, said
+    assert report["stopped"] and report["iterations"] == 3  # rank 0's steps
+    assert found(report) == expected(script)
+
+
+def test_under_the_users_own_torchrun_rank_0_prints_the_one_report(tmp_path: Path) -> None:
+    script = HERE / "bugs" / "05_loss_divided_by_world_size.py"
+    out = tmp_path / "report.json"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+         "--master-addr", "127.0.0.1", f"--master-port={port}",
+         "-m", "loop_stepper", "doctor", "--json", str(out), str(script)],
+        cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    assert found(report) == expected(script), done.stdout + done.stderr
+    assert done.stdout.count("Found 1 silent bug") == 1  # rank 0's report, the job's
+    assert done.returncode != 0  # rank 0's exit 1, as torchrun passes it on
