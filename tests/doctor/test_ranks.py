@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 HERE = Path(__file__).resolve().parent / "ranks"
 BUGS = sorted((HERE / "bugs").glob("[0-9]*.py"))
@@ -47,12 +48,14 @@ def found(report: dict) -> Found:  # type: ignore[type-arg]
     return {(d["bug"], d["line"], tuple(d["ranks"])) for d in report["diagnoses"]}
 
 
-def doctor(script: Path, tmp_path: Path, *options: str) -> tuple[int, str, dict, float]:  # type: ignore[type-arg]
+def doctor(
+    script: Path, tmp_path: Path, *options: str, args: tuple[str, ...] = ()
+) -> tuple[int, str, dict, float]:  # type: ignore[type-arg]
     out = tmp_path / "report.json"
     start = time.monotonic()
     done = subprocess.run(
         [str(COMMAND), "doctor", "--nproc-per-node", "2", "--timeout", str(TIMEOUT),
-         "--json", str(out), *options, str(script)],
+         "--json", str(out), *options, str(script), "--", *args],
         cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=240, check=False,
     )  # fmt: skip
     took = time.monotonic() - start
@@ -117,3 +120,53 @@ def test_under_the_users_own_torchrun_rank_0_prints_the_one_report(tmp_path: Pat
     assert found(report) == expected(script), done.stdout + done.stderr
     assert done.stdout.count("Found 1 silent bug") == 1  # rank 0's report, the job's
     assert done.returncode != 0  # rank 0's exit 1, as torchrun passes it on
+
+
+FAULTY = """\
+import runpy
+import sys
+
+from loop_stepper.doctor import chart
+
+
+def broken(*args, **kwargs):
+    raise RuntimeError("injected into ddp_forward")
+
+
+chart.Chart.ddp_forward = broken  # the doctor's hook of every DDP forward, on every rank
+runpy.run_path(sys.argv[1], run_name="__main__")
+"""
+
+
+def test_a_fault_in_a_ranks_hook_stops_its_doctor_and_never_the_job(tmp_path: Path) -> None:
+    script = HERE / "correct" / "01_set_epoch.py"
+    printing = tmp_path / "train.py"
+    printing.write_text(
+        script.read_text().replace(
+            "dist.destroy_process_group()",
+            "weights = torch.cat([p.detach().reshape(-1) for p in model.parameters()])\n"
+            'torch.save(weights, f"weights{dist.get_rank()}.pt")\n'
+            "dist.destroy_process_group()",
+        )
+    )
+    faulty = tmp_path / "faulty.py"
+    faulty.write_text(FAULTY)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    plain = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+         "--master-addr", "127.0.0.1", f"--master-port={port}", str(printing)],
+        cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    # (a plain job may still abort in gloo's teardown after it saved: torch's, not ours)
+    assert all((tmp_path / f"weights{r}.pt").is_file() for r in (0, 1)), plain.stderr
+    before = [torch.load(tmp_path / f"weights{r}.pt") for r in (0, 1)]
+    for r in (0, 1):
+        (tmp_path / f"weights{r}.pt").unlink()
+    code, said, report, _ = doctor(faulty, tmp_path, args=(str(printing),))
+    after = [torch.load(tmp_path / f"weights{r}.pt") for r in (0, 1)]
+    # the job ran to its end on every rank, with the numbers of a plain run, bit for bit
+    assert all(torch.equal(a, b) for a, b in zip(before, after, strict=True))
+    assert code == 2 and sorted(report["internal_errors"]) == ["0", "1"], said
+    assert "ddp_forward" in report["internal_errors"]["0"]["hook"]
