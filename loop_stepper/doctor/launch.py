@@ -72,6 +72,14 @@ def launch(
     return code(report, launcher_failed=process.returncode not in (0, None) and not hang)
 
 
+def report_job(folder: Path, world: int, json_path: str | None) -> int:
+    """The report of a job whose ranks wrote theirs to ``folder`` (``mp.spawn``'s workers)."""
+    report = job.merged(job.read(folder, world), world)
+    shutil.rmtree(folder, ignore_errors=True)
+    _out(report, json_path)
+    return code(report)
+
+
 def finish_rank(found: dict[str, Any], json_path: str | None, timeout: float) -> int | None:
     """After this rank's script: its report written for the job; under the user's own torchrun,
     rank 0 prints the job's. The rank's exit code, or None when this is no job's rank."""

@@ -20,16 +20,18 @@ import os
 import runpy
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from loop_stepper.doctor import launch, where
+from loop_stepper.doctor import launch, spawned, where
 from loop_stepper.doctor.bugs import KINDS, Diagnosis
 from loop_stepper.doctor.doctor import Stopped
 from loop_stepper.doctor.watch import watch
 from loop_stepper.recorder.internal import InternalError
 
+LAUNCHERS = {"torch.distributed.run", "torch.distributed.launch"}  # torchrun, as python -m runs it
 # the failures a diagnosis names in PyTorch's own words
 NAMED_FAILURES = {"backward_twice", "no_gradient"}
 
@@ -93,26 +95,38 @@ def run(
     else:
         sys.argv = [module, *args]  # runpy sets argv[0] to the module's file
         sys.path.insert(0, os.getcwd())
+
+    def go() -> None:
+        if module is None:
+            runpy.run_path(str(script), run_name="__main__")
+        else:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+
     try:
-        with watch(iterations=iterations) as doctor:
-            beat = launch.beat(lambda: list(doctor.diagnoses), lambda: doctor.iteration, timeout)
-            try:
-                if module is None:
-                    runpy.run_path(str(script), run_name="__main__")
-                else:
-                    runpy.run_module(module, run_name="__main__", alter_sys=True)
-            except Stopped:
-                report.stopped = True
-            except SystemExit as done:
-                if done.code not in (None, 0):
-                    report.error = done
-            except BaseException as error:  # the script's own failure, told in its words
-                report.error = error
-            finally:
-                if beat is not None:
-                    beat.stop()
+        with spawned.following(iterations, timeout):
+            return watched(go, report, iterations, timeout)
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def watched(
+    go: Callable[[], object], report: ScriptReport, iterations: int | None, timeout: float
+) -> ScriptReport:
+    """``go()`` under the doctor (a rank's with its heartbeat), into ``report``."""
+    with watch(iterations=iterations) as doctor:
+        beat = launch.beat(lambda: list(doctor.diagnoses), lambda: doctor.iteration, timeout)
+        try:
+            go()
+        except Stopped:
+            report.stopped = True
+        except SystemExit as done:
+            if done.code not in (None, 0):
+                report.error = done
+        except BaseException as error:  # the script's own failure, told in its words
+            report.error = error
+        finally:
+            if beat is not None:
+                beat.stop()
     report.iterations = doctor.primary_steps
     report.diagnoses = doctor.diagnoses
     report.silenced = doctor.silenced
@@ -219,9 +233,12 @@ def main(argv: list[str]) -> int:
         print(f"{report.script}: exited with {report.error.code}", file=sys.stderr)
     if report.internal_error is not None:
         print(_internal(report.internal_error), file=sys.stderr)
-    ranked = launch.finish_rank(_for_job(report), args.json, args.timeout)
+    ranked = launch.finish_rank(for_job(report), args.json, args.timeout)
     if ranked is not None:
         launch.leave(ranked)
+    if spawned.jobs:  # mp.spawn followed into its workers: the job's report
+        folder, world = spawned.jobs[-1]
+        return launch.report_job(folder, world, args.json)
     if to_stdout:
         json.dump(report.as_json(), sys.stdout, indent=2, default=str)
         print()
@@ -232,7 +249,7 @@ def main(argv: list[str]) -> int:
     return report.code
 
 
-def _for_job(report: ScriptReport) -> dict[str, Any]:
+def for_job(report: ScriptReport) -> dict[str, Any]:
     """This rank's report as the job reads it (``job.py``)."""
     found = report.as_json()
     error = report.error
@@ -275,6 +292,13 @@ def _usage(args: argparse.Namespace) -> str | None:
         return "--iterations must be at least 1"
     if args.script is not None and args.module is not None:
         return "give a script or -m MODULE, not both"
+    torchrun = args.script is not None and args.script.name == "torchrun"
+    if torchrun or args.module in LAUNCHERS:
+        return (
+            "that is torchrun itself, whose ranks the doctor would not see: run "
+            "loop-stepper doctor --nproc-per-node N train.py (or torchrun ... -m loop_stepper "
+            "doctor train.py)"
+        )
     if args.module is not None:  # its top package found, not imported (that is the run's)
         top = args.module.partition(".")[0]
         sys.path.insert(0, os.getcwd())

@@ -170,3 +170,62 @@ def test_a_fault_in_a_ranks_hook_stops_its_doctor_and_never_the_job(tmp_path: Pa
     assert all(torch.equal(a, b) for a, b in zip(before, after, strict=True))
     assert code == 2 and sorted(report["internal_errors"]) == ["0", "1"], said
     assert "ddp_forward" in report["internal_errors"]["0"]["hook"]
+
+
+SPAWNED = """\
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def train(rank, world, port):
+    dist.init_process_group(
+        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world
+    )
+    torch.manual_seed(0)
+    X, y = torch.randn(64, 8), torch.randint(0, 2, (64,))
+    model = DDP(nn.Linear(8, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for i in range(0, 64, 16):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(X[i : i + 16]), y[i : i + 16]) / world
+        loss.backward()
+        optimizer.step()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    mp.spawn(train, args=(2, int(sys.argv[1])), nprocs=2)
+"""
+
+
+def test_a_script_that_spawns_its_ranks_is_followed_into_them(tmp_path: Path) -> None:
+    script = tmp_path / "spawned.py"
+    script.write_text(SPAWNED)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "report.json"
+    done = subprocess.run(
+        [str(COMMAND), "doctor", "--json", str(out), str(script), "--", str(port)],
+        cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert found(report) == {("loss_divided_by_world_size", 22, (0, 1))}
+    assert "Found 1 silent bug in 4 optimizer steps on 2 ranks." in done.stdout
+
+
+def test_torchrun_itself_is_refused_with_what_to_run(tmp_path: Path) -> None:
+    torchrun = Path(sys.executable).parent / "torchrun"
+    done = subprocess.run(
+        [str(COMMAND), "doctor", str(torchrun), "train.py"],
+        cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--nproc-per-node N train.py" in done.stderr and "Found" not in done.stdout
