@@ -31,7 +31,7 @@ from loop_stepper.doctor.heartbeat import Beat
 
 WAIT = 120.0  # seconds rank 0 waits for the other ranks' reports after its own end
 TIMEOUT = 120.0  # seconds without a rank moving, one waiting on the others: a hang
-NAMED_FAILURES = {"backward_twice", "no_gradient"}
+NAMED_FAILURES = {"backward_twice", "no_gradient", "collective_hang"}  # as runs.py's, and a hang
 
 
 def launch(
@@ -140,8 +140,7 @@ def beat(diagnoses: Any, iteration: Any, timeout: float) -> Beat | None:
 def code(report: dict[str, Any], launcher_failed: bool = False) -> int:
     """0 nothing found, 1 diagnoses, 2 a rank failed (unless a diagnosis names its failure),
     the doctor failed, or a rank never reported."""
-    failures = NAMED_FAILURES | {"collective_hang"}
-    named = any(d["bug"] in failures for d in report["diagnoses"])
+    named = any(d["bug"] in NAMED_FAILURES for d in report["diagnoses"])
     if report.get("internal_errors"):
         return 2
     if (report.get("errors") or report["missing_ranks"] or launcher_failed) and not named:

@@ -2,7 +2,7 @@
 args=(world,), nprocs=world)``), followed into them: while ``loop-stepper doctor`` runs a
 script, ``mp.spawn`` starts each worker through ``_doctored``, which sets the rank's place in
 the job (``RANK``, ``WORLD_SIZE``, as torchrun would), runs the user's function under the
-doctor (``script.watched``) and writes the rank's report to the job's folder (``job.py``); the
+doctor (``runs.watched``) and writes the rank's report to the job's folder (``job.py``); the
 doctor's own process then prints one report for the job. A worker's failure is raised again as
 ``mp.spawn`` would report it.
 """
@@ -51,13 +51,13 @@ def _doctored(
     args: tuple[Any, ...],
 ) -> None:
     """One worker: the user's ``fn(rank, *args)`` under the doctor, its report written."""
-    from loop_stepper.doctor import job, launch, script
+    from loop_stepper.doctor import job, launch, runs
 
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world))
     os.environ[job.LAUNCHED] = folder
     name = getattr(fn, "__qualname__", repr(fn))
-    report = script.watched(lambda: fn(rank, *args), script.ScriptReport(name), iterations, timeout)
-    job.write(Path(folder), rank, script.for_job(report))
+    report = runs.watched(lambda: fn(rank, *args), runs.ScriptReport(name), iterations, timeout)
+    job.write(Path(folder), rank, runs.for_job(report))
     if report.error is not None:
         raise report.error
     launch.leave(0)
