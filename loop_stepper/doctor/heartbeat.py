@@ -53,6 +53,7 @@ class Beat(threading.Thread):
 
     def run(self) -> None:
         try:
+            self.beat()  # at once: a rank that has not beaten yet is still starting
             while not self.done.wait(EVERY):
                 self.beat()
                 if self.judge is not None:
