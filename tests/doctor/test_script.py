@@ -209,3 +209,35 @@ def test_steps_of_an_optimizer_made_again_at_its_line_are_counted(tmp_path: Path
     assert done.returncode == 1, done.stderr
     assert "train.py:11: optimizer_recreated a new Adam" in done.stdout
     assert done.stdout.strip().endswith("Found 1 silent bug in 60 optimizer steps.")
+
+
+FROZEN = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+torch.manual_seed(84)
+backbone = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU())
+head = nn.Linear(32, 3)
+model = nn.Sequential(backbone, head)
+for p in backbone.parameters():
+    p.requires_grad = False  # frozen on purpose: the optimizer skips what gets no gradient
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+X, y = torch.randn(96, 16), torch.randint(0, 3, (96,))
+for epoch in range(3):
+    for i in range(0, 96, 32):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(X[i : i + 32]), y[i : i + 32])
+        loss.backward()
+        optimizer.step()
+    print(epoch, loss.item())
+"""
+
+
+def test_a_frozen_backbone_the_optimizer_holds_is_named_nothing(tmp_path: Path) -> None:
+    """The decision of issue 50: a fine-tune that freezes its backbone and gives the optimizer
+    every parameter anyway (it skips what gets no gradient) is not a bug."""
+    done = doctor(tmp_path, FROZEN, "train.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("Found no silent bug in 9 optimizer steps.")
