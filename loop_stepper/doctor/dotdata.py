@@ -55,6 +55,7 @@ class DotData:
         self.followed: dict[int, tuple[torch.Tensor, torch.Tensor, Place]] = {}
         self.joined: list[Joined] = []
         self.mode: _Follow | None = None
+        self.ended: list[_Follow] = []  # windows' modes ended, to take off PyTorch's stack
         self.enders: list[types.FrameType] = []
         self.ops = 0
         self.saw = guarded(doctor, "data_follow", self._saw)
@@ -62,9 +63,11 @@ class DotData:
 
     def close(self) -> None:
         self._end()
+        self._settle()
         self.joined.clear()
 
     def data_read(self, tensor: torch.Tensor, data: torch.Tensor) -> None:
+        self._settle()
         if (self.mode is None and sys.gettrace() is not None) or not torch.is_grad_enabled():
             return
         caller = _caller()
@@ -80,6 +83,7 @@ class DotData:
 
     def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
         self._end()
+        self._settle()
 
     def after_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
         """The joins since the last backward, judged by the parameter's gradient now."""
@@ -119,15 +123,26 @@ class DotData:
         if mode is None:
             return
         mode.on = False
-        stack = torch.overrides._get_current_function_mode_stack()  # type: ignore[no-untyped-call]
-        if stack and stack[-1] is mode:
-            mode.__exit__(None, None, None)
+        self.ended.append(mode)
+        self._settle()
         if sys.gettrace() is _nothing:
             sys.settrace(None)
         for frame in self.enders:
             frame.f_trace = None
         self.enders = []
         self.followed.clear()
+
+    def _settle(self) -> None:
+        """Take the windows' modes that ended off PyTorch's stack, from its top, once no handler
+        of theirs runs: inside one, PyTorch has popped it for the call and pushes it back after
+        (a window that ends there, at its calls' cap, is taken off at the next event)."""
+        if _Follow.running:
+            return
+        stack = torch.overrides._get_current_function_mode_stack()  # type: ignore[no-untyped-call]
+        while self.ended and stack and stack[-1] in self.ended:
+            mode = stack.pop()
+            self.ended.remove(mode)
+            mode.__exit__(None, None, None)
 
     def _line(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event in ("line", "return"):
@@ -158,6 +173,8 @@ class DotData:
 
 
 class _Follow(TorchFunctionMode):
+    running = 0  # handlers of this class running now (PyTorch pops a mode while its own runs)
+
     def __init__(self, saw: Any) -> None:
         super().__init__()
         self.saw = saw
@@ -165,9 +182,13 @@ class _Follow(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
-        out = func(*args, **kwargs)
-        if self.on:
-            self.saw(func, args, kwargs, out)
+        _Follow.running += 1
+        try:
+            out = func(*args, **kwargs)
+            if self.on:
+                self.saw(func, args, kwargs, out)
+        finally:
+            _Follow.running -= 1
         return out
 
 
