@@ -8,9 +8,11 @@ from typing import Any
 
 from loop_stepper.doctor.kinds import FAMILIES, KINDS, Diagnosis, Kind
 
-__all__ = ["BUGS", "KINDS", "Diagnosis", "Kind", "message", "table"]
+__all__ = ["BUGS", "KINDS", "NAMED_FAILURES", "Diagnosis", "Kind", "message", "table"]
 
 BUGS = tuple(KINDS)
+# the failures a diagnosis names (exit 1, not 2): PyTorch's own errors, a job's collective
+NAMED_FAILURES = frozenset({"backward_twice", "no_gradient", "collective_hang"})
 
 
 def message(bug: str, evidence: dict[str, Any]) -> str:

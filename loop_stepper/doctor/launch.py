@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from loop_stepper.doctor import heartbeat, job, ranks
+from loop_stepper.doctor import heartbeat, job, ranks, where
+from loop_stepper.doctor.bugs import NAMED_FAILURES
 from loop_stepper.doctor.heartbeat import Beat
 
 WAIT = 120.0  # seconds rank 0 waits for the other ranks' reports after its own end
 TIMEOUT = 120.0  # seconds without a rank moving, one waiting on the others: a hang
-NAMED_FAILURES = {"backward_twice", "no_gradient", "collective_hang"}  # as runs.py's, and a hang
 
 
 def launch(
@@ -83,10 +83,10 @@ def report_job(folder: Path, world: int, json_path: str | None) -> int:
 def finish_rank(found: dict[str, Any], json_path: str | None, timeout: float) -> int | None:
     """After this rank's script: its report written for the job; under the user's own torchrun,
     rank 0 prints the job's. The rank's exit code, or None when this is no job's rank."""
-    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    world = ranks.world()
     if world <= 1:
         return None
-    me = int(os.environ.get("RANK", "0") or 0)
+    me = ranks.rank()
     folder = job.folder()
     job.write(folder, me, found)
     # a failure the job's report names (a collective the others left) is not the launcher's
@@ -150,7 +150,7 @@ def code(report: dict[str, Any], launcher_failed: bool = False) -> int:
 
 def text(report: dict[str, Any], out: IO[str]) -> None:
     for d in report["diagnoses"]:
-        print(f"{_shown(d['file'])}:{d['line']}: {d['bug']} {d['message']}", file=out)
+        print(f"{where.shown(d['file'])}:{d['line']}: {d['bug']} {d['message']}", file=out)
         ranks_ = ", ".join(map(str, d.get("ranks", [])))
         numbers = json.dumps(d["evidence"], default=str)
         print(f"    ranks {ranks_}; iteration {d['iteration']}; numbers: {numbers}", file=out)
@@ -206,12 +206,3 @@ def _free_port(addr: str) -> int:
     with socket.socket() as s:
         s.bind((addr, 0))
         return int(s.getsockname()[1])
-
-
-def _shown(file: str | None) -> str:
-    if file is None:
-        return "<unknown>"
-    try:
-        return os.path.relpath(file)
-    except ValueError:
-        return file

@@ -9,13 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loop_stepper.doctor import launch, where
-from loop_stepper.doctor.bugs import Diagnosis
+from loop_stepper.doctor.bugs import NAMED_FAILURES, Diagnosis
 from loop_stepper.doctor.doctor import Stopped
 from loop_stepper.doctor.watch import watch
 from loop_stepper.recorder.internal import InternalError
 
 # the failures a diagnosis names in PyTorch's own words
-NAMED_FAILURES = {"backward_twice", "no_gradient"}
 
 
 @dataclass

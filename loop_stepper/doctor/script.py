@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from loop_stepper.doctor import launch, spawned
+from loop_stepper.doctor import launch, spawned, where
 from loop_stepper.doctor.bugs import KINDS
 from loop_stepper.doctor.runs import ScriptReport, for_job, watched
 from loop_stepper.recorder.internal import InternalError
@@ -69,7 +69,7 @@ def run(
 def text(report: ScriptReport, out: IO[str]) -> None:
     """One block per diagnosis, ``file:line: id message`` first, then a summary line."""
     for d in report.diagnoses:
-        print(f"{_shown(d['file'])}:{d['line']}: {d['bug']} {d['message']}", file=out)
+        print(f"{where.shown(d['file'])}:{d['line']}: {d['bug']} {d['message']}", file=out)
         print(f"    iteration {d['iteration']}; numbers: {_numbers(d['evidence'])}", file=out)
     n = len(report.diagnoses)
     steps = f"{report.iterations} optimizer step{'s' * (report.iterations != 1)}"
@@ -249,16 +249,8 @@ def _traceback(error: BaseException, origin: str | None) -> None:
 
 def _internal(error: InternalError) -> str:
     """The doctor's own failure, apart from the script's: where, what, and the traceback."""
-    where = "" if error.line is None else f"at {_shown(error.file)}:{error.line} "
-    return f"loop-stepper doctor: {error.said(where)}\n{error.traceback}"
-
-
-def _shown(file: str | None) -> str:
-    if file is None:
-        return "<unknown>"
-    with contextlib.suppress(ValueError):
-        return os.path.relpath(file)
-    return file
+    at = "" if error.line is None else f"at {where.shown(error.file)}:{error.line} "
+    return f"loop-stepper doctor: {error.said(at)}\n{error.traceback}"
 
 
 def _numbers(evidence: dict[str, Any]) -> str:

@@ -33,6 +33,16 @@ def is_theirs(filename: str) -> bool:
     return known
 
 
+def shown(file: str | None) -> str:
+    """A file as a report names it: relative to the working folder when it can be."""
+    if file is None:
+        return "<unknown>"
+    try:
+        return os.path.relpath(file)
+    except ValueError:
+        return file
+
+
 def their_frames(depth: int = 1) -> Iterator[types.FrameType]:
     """The user's frames on the stack, innermost first."""
     frame: types.FrameType | None = sys._getframe(depth + 1)

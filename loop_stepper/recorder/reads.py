@@ -52,7 +52,8 @@ def install(
     def forward(original: Any) -> Any:
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             if observers():
-                synced = bool(self.require_backward_grad_sync) and torch.is_grad_enabled()
+                syncs = getattr(self, "require_backward_grad_sync", True)
+                synced = bool(syncs) and torch.is_grad_enabled()
                 tell("ddp_forward", self, synced)
             return original(self, *args, **kwargs)
 
