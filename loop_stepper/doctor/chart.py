@@ -59,6 +59,10 @@ class Optim:
     def kind(self) -> str:
         return type(self.optimizer).__name__
 
+    def tensors(self) -> list[torch.Tensor]:
+        """The parameters it holds, in its groups' order."""
+        return [p for group in self.optimizer.param_groups for p in group["params"]]
+
 
 class Chart(Observer):
     def __init__(
@@ -168,7 +172,7 @@ class Chart(Observer):
             o = self.optimizers[id(optimizer)] = Optim(optimizer, made_at)
             while len(self.optimizers) > 16:
                 self.optimizers.pop(next(iter(self.optimizers)))
-        o.params = {id(p) for group in optimizer.param_groups for p in group["params"]}
+        o.params = set(map(id, o.tensors()))
         return o
 
     def facts(self) -> dict[str, Any] | None:

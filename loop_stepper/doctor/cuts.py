@@ -70,7 +70,9 @@ def copied(module: nn.Module, params: list[torch.Tensor]) -> bool:
         return False
     with torch.no_grad():
         pairs = zip(mine, params, strict=True)
-        return all(a.shape == b.shape and torch.equal(a, b) for a, b in pairs)
+        return all(
+            type(a) is type(b) and a.shape == b.shape and torch.equal(a, b) for a, b in pairs
+        )
 
 
 def _holds(module: nn.Module, wanted: set[int]) -> bool:

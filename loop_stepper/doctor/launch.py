@@ -90,7 +90,10 @@ def finish_rank(found: dict[str, Any], json_path: str | None, timeout: float) ->
     folder = job.folder()
     job.write(folder, me, found)
     # a failure the job's report names (a collective the others left) is not the launcher's
-    failed = 2 if found.get("error_code") == 2 and not job.left_alone(found.get("error")) else 0
+    # (the doctor's own internal error is the job report's, not the launcher's either)
+    error = found.get("error")
+    named = found.get("error_code") != 2  # a diagnosis names the failure
+    failed = 2 if error is not None and not named and not job.left_alone(error) else 0
     if os.environ.get(job.LAUNCHED) or me != 0:
         return failed  # the launcher (or rank 0) reports
     report = job.merged(job.read(folder, world, wait=WAIT), world)
@@ -159,6 +162,9 @@ def text(report: dict[str, Any], out: IO[str]) -> None:
     ended = " (stopped there)" if report.get("stopped") else ""
     missing = report.get("missing_ranks")
     lost = f"; no report from rank {', '.join(map(str, missing))}" if missing else ""
+    internal = report.get("internal_errors")
+    if internal:  # its traceback was printed by the rank
+        lost += f"; the doctor stopped on rank {', '.join(map(str, internal))} (internal error)"
     print(
         f"Found {found} in {steps} optimizer step{'s' * (steps != 1)}{ended} on "
         f"{report['ranks']} ranks{lost}.",

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from loop_stepper.doctor import cuts, graphs
+from loop_stepper.doctor import cuts, graphs, shards
 from loop_stepper.doctor.chart import Chart, Optim
 from loop_stepper.doctor.hands import HandSteps, leaves_held
 from loop_stepper.doctor.ledger import GradBuffer
@@ -241,6 +241,9 @@ class Order:
         at, evidence = doctor.backward_at, dict[str, Any](params=names)
         if instead is not None and instead.module is not None:
             doctor.accounted.update(id(p) for p in instead.module.parameters())
+            if o.made_at is not None and any(map(shards.is_shard, instead.module.parameters())):
+                evidence = {"optimizer": o.kind, "model": instead.name}
+                return "optimizer_before_fully_shard", o.made_at, evidence, doctor.iteration
             if not cuts.copied(instead.module, params) and o.made_at is not None:
                 trains = cuts.holder(doctor.frames(), params)
                 evidence = {"optimizer": o.kind, "trains": trains, "reached": instead.name}

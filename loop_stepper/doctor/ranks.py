@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from loop_stepper.doctor.chart import Chart
+from loop_stepper.doctor.shards import is_shard
 from loop_stepper.doctor.where import Place
 
 BATCHES = 4  # the first batches fingerprinted
@@ -151,8 +152,8 @@ class Ranks:
         self.events = []
 
     def _params(self) -> dict[str, list[Any]]:
-        held = [p for o in self.doctor.optimizers.values() for p in _params(o.optimizer)]
-        if not held:
+        held = [p for o in self.doctor.optimizers.values() for p in o.tensors()]
+        if not held or any(map(is_shard, held)):  # FSDP: each rank holds shards of its own
             return {}
         if self.names is None:
             self.names = dict(zip(map(id, held), self.doctor.names(held), strict=True))
@@ -164,10 +165,6 @@ class Ranks:
 def _first(p: torch.Tensor) -> float | None:
     with torch.no_grad():
         return round(float(p.detach().reshape(-1)[0]), 6) if p.numel() else None
-
-
-def _params(optimizer: torch.optim.Optimizer) -> list[torch.Tensor]:
-    return [p for g in optimizer.param_groups for p in g["params"]]
 
 
 def _divided_by(loss: torch.Tensor, world: int) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from loop_stepper.doctor import graphs
+from loop_stepper.doctor import graphs, shards
 from loop_stepper.doctor.chart import Chart
 from loop_stepper.doctor.evals import EvalForward, Evals
 from loop_stepper.doctor.holders import LABELS, Keeper, Spent, holders, node_key, owner
@@ -133,6 +133,9 @@ class Reach:
         kept = {k: v for k, v in self.orphans.items() if isinstance(v[0], nn.Parameter)}
         self.orphans = kept | now
         found = [leaf for leaf, seen in now.values() if seen >= 2]
+        if found:  # FSDP's whole parameters, gathered for the shards the models hold
+            shapes = shards.gathered(p for m in _modules(doctor.frames()) for p in m.parameters())
+            found = [f for f in found if not shards.gathers(f, shapes)]
         if any(not isinstance(leaf, nn.Parameter) for leaf in found):
             attributes = {id(t) for m in _modules(doctor.frames()) for _, t in graphs.attributes(m)}
             found = [f for f in found if isinstance(f, nn.Parameter) or id(f) in attributes]

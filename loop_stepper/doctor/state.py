@@ -102,7 +102,7 @@ class State:
                     doctor.name("nonfinite", doctor.backward_at, {"store": "loss", "value": v})
 
     def _finite_grads(self, o: Optim) -> None:
-        grads = [p for g in o.optimizer.param_groups for p in g["params"] if p.grad is not None]
+        grads = [p for p in o.tensors() if p.grad is not None]
         bad = _first_nonfinite([(p, p.grad) for p in grads if p.grad is not None])
         if bad is not None:
             p, v = bad

@@ -73,6 +73,7 @@ def test_a_bug_of_several_ranks_is_named_at_its_line_with_its_ranks(
     assert found(report) == want, said
     assert code == 1, said
     assert report["ranks"] == 2 and report["missing_ranks"] == []
+    assert "internal_errors" not in report, said
     assert "ChildFailedError" not in said  # no launcher's traceback for a finding
     assert took < TIMEOUT + 90  # a hang is reported, not waited out
 
@@ -81,6 +82,7 @@ def test_a_bug_of_several_ranks_is_named_at_its_line_with_its_ranks(
 def test_a_correct_data_parallel_loop_is_named_nothing(script: Path, tmp_path: Path) -> None:
     code, said, report, _ = doctor(script, tmp_path)
     assert report["diagnoses"] == [], said
+    assert "internal_errors" not in report, said
     assert code == 0, said
     assert report["iterations"] == 8  # 128 samples, 2 ranks, batches of 16, 2 epochs
 

@@ -81,6 +81,21 @@ RANKS_PARAMS_DIFFER = Kind(
     "map_location; step and clear on every rank)",
     "{param} differs across the ranks at backward {backward} ({values}){why}",
 )
+OPTIMIZER_BEFORE_FULLY_SHARD = Kind(
+    "optimizer_before_fully_shard",
+    FAMILY,
+    "no parameter an optimizer holds got a gradient, while the model's sharded parameters "
+    "(FSDP's `DTensor`s, which no optimizer holds) got them: the optimizer was made before "
+    "`fully_shard()` replaced the model's parameters, so it steps the old ones and the model "
+    "never moves",
+    """
+    optimizer = torch.optim.AdamW(model.parameters())
+    fully_shard(model)                   # new, sharded parameters; the optimizer keeps the old
+    """,
+    "make the optimizer after fully_shard(model), from model.parameters()",
+    "{optimizer} holds parameters {model} had before fully_shard(): the sharded ones that "
+    "replaced them got the gradients, this optimizer none",
+)
 COLLECTIVE_HANG = Kind(
     "collective_hang",
     FAMILY,
