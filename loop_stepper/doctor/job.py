@@ -72,7 +72,7 @@ def merged(reports: dict[int, dict[str, Any]], world: int) -> dict[str, Any]:
         silenced += [{**d, "rank": r} for d in reports[r].get("silenced", [])]
     facts = {r: reports[r].get("facts") or {} for r in reports}
     found = compare.across(facts, world, list(by_key.values())) + _left_alone(reports, world)
-    diagnoses = compare.explained(list(by_key.values()), found) + found
+    diagnoses = compare.apart(compare.explained(list(by_key.values()), found), facts) + found
     job: dict[str, Any] = {
         "script": next((x["script"] for x in reports.values()), None),
         "ranks": world,

@@ -21,8 +21,10 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.modules.batchnorm import _NormBase
 
 from loop_stepper.doctor.chart import Chart
+from loop_stepper.doctor.evals import in_eval
 from loop_stepper.doctor.shards import is_shard
 from loop_stepper.doctor.where import Place
 
@@ -66,6 +68,11 @@ class Ranks:
         self.batches: list[list[Any]] = []
         self.names: dict[int, str] | None = None
         self.ddp = False  # a DistributedDataParallel forward was heard
+        # norm layers whose running statistics each rank keeps (``broadcast_buffers=False``,
+        # not SyncBatchNorm), known at the first DDP forward; the saves and evaluations of them
+        self.unsynced: list[tuple[str, nn.Module]] | None = None
+        self.uses: list[list[Any]] = []
+        self.modes: list[str] | None = None  # the parts in eval mode at the last DDP forward
 
     def close(self) -> None:
         self._cut()  # what ran after the last backward, and the parameters at the end
@@ -76,6 +83,7 @@ class Ranks:
             "batches": self.batches,
             "world": self.world,
             "ddp": self.ddp,
+            "uses": self.uses,
         }
 
     # -- what this rank's numbers show -----------------------------------------------------
@@ -92,7 +100,11 @@ class Ranks:
 
     def ddp_forward(self, module: nn.Module, synced: bool) -> None:
         self.ddp = True
+        if self.unsynced is None:
+            self.unsynced = _unsynced(module)
         if torch.is_grad_enabled():
+            if _kept(self.backwards):
+                self.modes = in_eval(module)
             self.forward = (synced, self.doctor.place())
             self.ddp_since_backward = True
 
@@ -124,6 +136,11 @@ class Ranks:
 
     def mode_set(self, module: nn.Module, training: bool) -> None:
         self._event("train" if training else "eval", self.doctor.place())
+        if not training:
+            self._use("evaluation")
+
+    def checkpoint_saved(self, saved: Any) -> None:
+        self._use("save")
 
     def batch(self, data: Any) -> None:
         if len(self.batches) >= BATCHES:
@@ -134,20 +151,43 @@ class Ranks:
             self.batches.append([fingerprint(first), file, line])
 
     def _event(self, what: str, at: Place) -> None:
-        if len(self.events) < 64:
-            self.events.append([what, at[0], at[1]])
+        event = [what, at[0], at[1]]  # once a statement (eval() tells each sub-module's)
+        if len(self.events) < 64 and (not self.events or self.events[-1] != event):
+            self.events.append(event)
+
+    def _use(self, what: str) -> None:
+        """A save or an evaluation of running statistics the ranks keep apart."""
+        if not self.unsynced or len(self.uses) >= 16:
+            return
+        file, line = self.doctor.place()
+        if not self.uses or self.uses[-1][1:4] != [file, line, self.backwards]:
+            self.uses.append([what, file, line, self.backwards, self._stats()])
+
+    def _stats(self) -> list[Any]:
+        """A fingerprint of the unsynced running statistics; the first layer's name and its
+        first running mean."""
+        assert self.unsynced
+        prints = [fingerprint(b) for _, m in self.unsynced for b in m.buffers(recurse=False)]
+        name, first = self.unsynced[0]
+        whole = hashlib.blake2b("".join(prints).encode(), digest_size=8).hexdigest()
+        return [whole, f"{name} ({type(first).__name__})", _first(first.get_buffer("running_mean"))]
 
     def _cut(self) -> None:
         """Close the record of the statements since the last backward; the parameters'
         fingerprints at the sampled ones."""
         n = self.backwards
         self.backwards += 1
-        if n >= RECORDS and n % EVERY:
+        modes, self.modes = self.modes, None
+        if not _kept(n):
             self.events = []
             return
         record: dict[str, Any] = {"backward": n, "events": self.events}
         if n < 4 or n % EVERY == 0:
             record["params"] = self._params()
+        if modes is not None:
+            record["modes"] = modes
+        if self.unsynced:
+            record["stats"] = self._stats()
         self.records.append(record)
         self.events = []
 
@@ -160,6 +200,27 @@ class Ranks:
         return {
             self.names.get(id(p), str(i)): [fingerprint(p), _first(p)] for i, p in enumerate(held)
         }
+
+
+def _kept(n: int) -> bool:
+    """Whether the record cut at the ``n``-th backward is kept."""
+    return n < RECORDS or n % EVERY == 0
+
+
+def _unsynced(module: nn.Module) -> list[tuple[str, nn.Module]]:
+    """The norm layers of a DDP model whose running statistics each rank keeps its own: the
+    buffers not broadcast from rank 0 at each forward, the layers not SyncBatchNorm."""
+    # forward_sync_buffers: torch 2.13's name of broadcast_buffers
+    if getattr(module, "forward_sync_buffers", getattr(module, "broadcast_buffers", True)):
+        return []
+    inner = getattr(module, "module", module)
+    return [
+        (name, m)
+        for name, m in inner.named_modules()
+        if isinstance(m, _NormBase)
+        and not isinstance(m, nn.SyncBatchNorm)
+        and isinstance(m.running_mean, torch.Tensor)
+    ]
 
 
 def _first(p: torch.Tensor) -> float | None:

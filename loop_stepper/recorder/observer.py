@@ -75,6 +75,9 @@ class Observer:
 
     def checkpoint_loaded(self, loaded: Any) -> None: ...
 
+    def checkpoint_saved(self, saved: Any) -> None:
+        """``torch.save(saved, …)`` is about to write."""
+
     def mode_set(self, module: nn.Module, training: bool) -> None: ...
 
     def autocast(self, dtype: torch.dtype, enabled: bool) -> None: ...

@@ -1,6 +1,7 @@
 """What a training loop does to PyTorch, heard as it happens: every backward, optimizer step,
 zero_grad, clip, scheduler step, cross-entropy's input, optimizer made, state saved and
-loaded, ``torch.load``, ``train()``/``eval()``, autocast entered, a GradScaler's scale and step;
+loaded, ``torch.load`` and ``torch.save``, ``train()``/``eval()``, autocast entered, a
+GradScaler's scale and step;
 what the loop reads (``reads.py``): a parameter's ``.data``, a DataLoader's batches, a
 DistributedSampler's order, a DistributedDataParallel forward and whether it syncs.
 
@@ -292,6 +293,14 @@ def _install() -> None:
 
         return wrapper
 
+    def save(original: Any) -> Any:
+        def wrapper(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            if observers():
+                _tell("checkpoint_saved", obj)
+            return original(obj, *args, **kwargs)
+
+        return wrapper
+
     def train(original: Any) -> Any:
         def wrapper(self: Any, mode: bool = True) -> Any:
             result = original(self, mode)
@@ -333,6 +342,7 @@ def _install() -> None:
 
     _patch(torch.optim.Optimizer, "state_dict", saved)
     _patch(torch, "load", load)
+    _patch(torch, "save", save)
     _patch(nn.Module, "train", train)
     _patch(torch.amp.autocast_mode.autocast, "__enter__", autocast)
     # torch.amp.GradScaler is torch 2.3's; before it, torch.cuda.amp's class holds the methods

@@ -81,6 +81,40 @@ RANKS_PARAMS_DIFFER = Kind(
     "map_location; step and clear on every rank)",
     "{param} differs across the ranks at backward {backward} ({values}){why}",
 )
+RANKS_MODES_DIFFER = Kind(
+    "ranks_modes_differ",
+    FAMILY,
+    "the ranks' `DistributedDataParallel` forwards ran in different modes: parts whose numbers "
+    "the mode changes (dropout, BatchNorm) were in eval mode on some ranks and training on the "
+    "others, so the ranks' gradients come from different models before DDP averages them",
+    """
+    for epoch in range(epochs):
+        train_one_epoch(model)           # no model.train() at the start of an epoch
+        if rank == 0:
+            model.eval()                 # rank 0 trains the next epoch in eval mode
+            evaluate(model.module)
+    """,
+    "put the model back in training mode on every rank (model.train() at the start of each "
+    "epoch), or evaluate a copy",
+    "at backward {backward} ranks {evals} ran {parts} in eval mode while ranks {trains} trained",
+)
+RANKS_RUNNING_STATS_DIFFER = Kind(
+    "ranks_running_stats_differ",
+    FAMILY,
+    "a rank saved or evaluated BatchNorm running statistics that differ from the other ranks' "
+    "at that moment: with `broadcast_buffers=False` and no SyncBatchNorm each rank keeps "
+    "statistics of its own data, so the saved model (or the evaluation) depends on the rank",
+    """
+    model = DDP(net_with_batchnorm, broadcast_buffers=False)   # each rank its own statistics
+    ...
+    if rank == 0:
+        torch.save(model.module.state_dict(), "model.pt")      # rank 0's statistics only
+    """,
+    "convert the norm layers with nn.SyncBatchNorm.convert_sync_batchnorm(model) before "
+    "wrapping, or keep DDP's broadcast_buffers=True",
+    "this {what} read the running statistics of layer {layer}, which differ across the "
+    "ranks (running_mean[0]: {values})",
+)
 OPTIMIZER_BEFORE_FULLY_SHARD = Kind(
     "optimizer_before_fully_shard",
     FAMILY,
