@@ -229,16 +229,25 @@ def _first(p: torch.Tensor) -> float | None:
 
 
 def _divided_by(loss: torch.Tensor, world: int) -> bool:
-    """Whether the loss's last node divides by ``world`` (or multiplies by 1/``world``)."""
-    fn = loss.grad_fn
-    name = type(fn).__name__
-    other = getattr(fn, "_saved_other", None)
-    if not isinstance(other, torch.Tensor) or other.numel() != 1:
-        return False
-    value = float(other)
-    if name.startswith("DivBackward"):
-        return value == world
-    return name.startswith("MulBackward") and abs(value * world - 1) < 1e-9
+    """Whether the loss's last nodes, divisions or products by one number (``accelerate``
+    divides by its ``gradient_accumulation_steps``, 1 by default), scale it by 1/``world``."""
+    fn, factor = loss.grad_fn, 1.0
+    for _ in range(4):
+        name = type(fn).__name__
+        other = getattr(fn, "_saved_other", None)
+        if not isinstance(other, torch.Tensor) or other.numel() != 1 or fn is None:
+            return False
+        value = float(other)
+        if name.startswith("DivBackward") and value:
+            factor /= value
+        elif name.startswith("MulBackward"):
+            factor *= value
+        else:
+            return False
+        if abs(factor * world - 1) < 1e-9:
+            return True
+        fn = fn.next_functions[0][0]
+    return False
 
 
 def _first_tensor(data: Any) -> torch.Tensor | None:

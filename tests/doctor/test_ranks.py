@@ -6,7 +6,8 @@ report with exactly those (each with its ranks) and write one JSON file; each of
 ``ranks/correct`` is the fix of one of them and gets nothing. Also: the user's own ``torchrun …
 -m loop_stepper doctor`` (one report, by rank 0), ``--iterations`` on ranks that step unevenly
 (every rank stops at the same backward: no rank left waiting), and a hang reported within its
-timeout.
+timeout. Also FSDP (``fully_shard``) and ``accelerate``'s multi-process CPU mode, correct and
+with their bugs.
 """
 
 from __future__ import annotations
@@ -94,6 +95,29 @@ def test_the_report_is_one_for_the_job(tmp_path: Path) -> None:
     (d,) = report["diagnoses"]
     assert d["ranks"] == [0, 1] and d["evidence"]["epoch"] == 1
     assert f"{script.name}:20: sampler_without_set_epoch" in said
+
+
+def test_a_diagnosis_on_some_ranks_says_what_those_ranks_ran_apart(tmp_path: Path) -> None:
+    """zero_grad() on rank 0 only: rank 1's skip_zero_grad says so, with rank 1's numbers."""
+    script = HERE / "bugs" / "12_zero_grad_on_rank0.py"
+    _, said, report, _ = doctor(script, tmp_path)
+    (d,) = report["diagnoses"]
+    assert d["ranks"] == [1] and d["evidence"]["apart"] == "zero_grad at line 24 ran on rank 0 only"
+    held, added, now = (d["evidence"][k] for k in ("held", "added", "now"))
+    assert now == pytest.approx([h + a for h, a in zip(held, added, strict=True)], abs=1e-6)
+    assert "(zero_grad at line 24 ran on rank 0 only)" in said
+
+
+def test_the_running_statistics_a_rank_saved_are_its_own(tmp_path: Path) -> None:
+    script = HERE / "bugs" / "11_batchnorm_unsynced.py"
+    _, said, report, _ = doctor(script, tmp_path)
+    (d,) = report["diagnoses"]
+    assert "ranks_running_stats_differ" in said
+    assert d["evidence"]["what"] == "save" and d["evidence"]["layer"] == "1 (BatchNorm1d)"
+    values = dict(v.split(": ") for v in d["evidence"]["values"].split(", "))
+    assert set(values) == {"rank 0", "rank 1"} and values["rank 0"] != values["rank 1"]
+    saved = torch.load(tmp_path / "model.pt")  # rank 0's own, as the diagnosis says
+    assert round(float(saved["1.running_mean"][0]), 6) == float(values["rank 0"])
 
 
 def test_iterations_stop_every_rank_at_the_same_backward(tmp_path: Path) -> None:
