@@ -1,4 +1,4 @@
-"""The doctor on a data-parallel job: ``python bench/doctor_ranks.py`` (~2 min; ``--rounds``,
+"""The doctor on a data-parallel job: ``python bench/doctor_ranks.py`` (~4 min; ``--rounds``,
 ``--steps``).
 
 Issue 51's benchmark: a data-parallel loop of 85k parameters (an MLP 128-512-36-10 under
@@ -106,8 +106,8 @@ def written(work: Path, steps: int) -> dict[str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--steps", type=int, default=600, help="optimizer steps per rank")
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--steps", type=int, default=1000, help="optimizer steps per rank")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="doctor-ranks-"))
     (work / "loop.py").write_text(LOOP)

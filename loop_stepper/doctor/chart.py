@@ -29,6 +29,15 @@ from loop_stepper.recorder.observer import EVENTS, Observer
 
 FULL = 4  # iterations checked in full at the start
 EVERY = 32  # then one in this many
+# A job's rank: its one-process checks watch its first AWAKE iterations, then one in
+# AWAKE_EVERY (its checks of the job, ``always``, watch every one): the HOT events, those of
+# every iteration, are not told them in between.
+AWAKE = 64
+AWAKE_EVERY = 128
+HOT = frozenset(
+    {"zero_grad", "before_backward", "after_backward", "before_step", "after_step", "batch"}
+    | {"loss_input", "data_read", "clip", "clipped"}
+)
 Kept = Callable[[], Iterable[tuple[str, Any, Place | None]]]
 HAND = 0  # the primary "optimizer" of a loop that steps by hand (no object's id)
 
@@ -54,6 +63,7 @@ class Optim:
     without_gradient: int = 0  # steps after a backward that reached none of some parameters
     fresh_after_resume: bool = False
     params: set[int] = field(default_factory=set)
+    shape: list[tuple[int, int]] = field(default_factory=list)  # its groups' lists when read
 
     @property
     def kind(self) -> str:
@@ -111,6 +121,11 @@ class Chart(Observer):
         self.lockstep = False  # a rank of a job: stopped by its backwards (lockstep.py)
         self.checks = self.examine()
         self._by_event = {e: [getattr(c, e) for c in self.checks if hasattr(c, e)] for e in EVENTS}
+        self._always = {
+            e: [getattr(c, e) for c in self.checks if getattr(c, "always", False) and hasattr(c, e)]
+            for e in HOT
+        }
+        self.dormant = False  # a job's rank between the iterations its one-process checks watch
 
     def examine(self) -> list[Check]:
         """The checks, made afresh for this chart."""
@@ -172,7 +187,9 @@ class Chart(Observer):
             o = self.optimizers[id(optimizer)] = Optim(optimizer, made_at)
             while len(self.optimizers) > 16:
                 self.optimizers.pop(next(iter(self.optimizers)))
-        o.params = set(map(id, o.tensors()))
+        shape = [(id(g["params"]), len(g["params"])) for g in optimizer.param_groups]
+        if shape != o.shape:  # made, or a group added or replaced since
+            o.params, o.shape = set(map(id, o.tensors())), shape
         return o
 
     def facts(self) -> dict[str, Any] | None:
@@ -204,13 +221,15 @@ class Chart(Observer):
             self.internal_error = InternalError.of("doctor", hook, error, *at)
 
     def _tell(self, event: str, *args: Any) -> None:
-        for method in self._by_event[event]:
+        methods = self._always[event] if self.dormant and event in HOT else self._by_event[event]
+        for method in methods:
             method(*args)
 
     # -- what the doctor itself counts, around the checks ----------------------------------
 
     def before_backward(self, roots: Any, retain_graph: bool) -> None:
-        self.backward_at, self.backward_iteration = self.place(), self.iteration
+        if not self.dormant:  # (between the iterations watched, the last watched one's)
+            self.backward_at, self.backward_iteration = self.place(), self.iteration
         self.backwards += 1
         for o in self.optimizers.values():
             o.backwards_since += 1
@@ -264,6 +283,8 @@ class Chart(Observer):
 
     def _count(self, stop: bool = True) -> None:
         self.primary_steps += 1
+        it = self.primary_steps + 1  # the next iteration: watched by every check, or not
+        self.dormant = self.lockstep and not (it <= AWAKE or it % AWAKE_EVERY == 0)
         if (
             stop
             and not self.lockstep

@@ -18,6 +18,8 @@ from loop_stepper.doctor.chart import Chart, Stopped
 
 
 class Lockstep:
+    always = True  # told at every iteration of a job's rank (chart.AWAKE)
+
     def __init__(self, doctor: Chart) -> None:
         self.doctor = doctor
         self.backwards = 0

@@ -30,7 +30,8 @@ from loop_stepper.doctor.where import Place
 
 BATCHES = 4  # the first batches fingerprinted
 RECORDS = 64  # the backwards whose statements are kept (then one in EVERY)
-EVERY = 32
+EVERY = 128
+SAMPLED = 4096  # the elements of a tensor its fingerprint reads one by one
 
 
 def world() -> int:
@@ -47,18 +48,25 @@ def rank() -> int:
 
 
 def fingerprint(t: torch.Tensor) -> str:
-    """Eight bytes of a hash of the tensor's bits (any dtype)."""
-    with torch.no_grad():
-        bits = t.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
-    return hashlib.blake2b(bits.numpy().tobytes(), digest_size=8).hexdigest()
+    """Eight bytes of a hash of a tensor's bits at up to ``SAMPLED`` evenly strided elements and
+    of the sum of all of them (a float tensor's): what makes two ranks' copies of a parameter
+    differ (a step, a load) shows in both, and a whole hash of a large tensor costs a step."""
+    flat = t.detach().reshape(-1)
+    picked = flat[:: max(1, flat.numel() // SAMPLED)].contiguous().cpu()
+    whole = repr(float(flat.sum(dtype=torch.float64))) if flat.is_floating_point() else ""
+    bits = picked.view(torch.uint8).numpy().tobytes() + whole.encode()
+    return hashlib.blake2b(bits, digest_size=8).hexdigest()
 
 
 class Ranks:
+    always = True  # told at every iteration (chart.AWAKE): the job's lockstep is its backwards
+
     def __init__(self, doctor: Chart) -> None:
         self.doctor = doctor
         self.world = world()
         self.orders: dict[int, tuple[int, int, list[int]]] = {}  # sampler: epochs, order, first
-        self.forward: tuple[bool, Place] | None = None  # the last DDP forward: synced, where
+        # the last DDP forward: synced, and where when not
+        self.forward: tuple[bool, Place | None] | None = None
         self.ddp_since_backward = False
         self.divided: Place | None = None  # a backward of a loss / world size since the step
         self.backwards_since_step = 0
@@ -105,37 +113,38 @@ class Ranks:
         if torch.is_grad_enabled():
             if _kept(self.backwards):
                 self.modes = in_eval(module)
-            self.forward = (synced, self.doctor.place())
+            self.forward = (synced, None if synced else self.doctor.place())
             self.ddp_since_backward = True
 
     def before_backward(self, roots: Sequence[torch.Tensor], retain_graph: bool) -> None:
         self._cut()
         self.backwards_since_step += 1
+        doctor = self.doctor
         if self.ddp_since_backward and roots and _divided_by(roots[0], self.world):
-            self.divided = self.doctor.backward_at
+            self.divided = doctor.place() if doctor.dormant else doctor.backward_at
         self.ddp_since_backward = False
-        self._event("backward", self.doctor.backward_at)
+        self._event("backward", None if doctor.dormant else doctor.backward_at)
 
     def before_step(self, optimizer: torch.optim.Optimizer) -> None:
         doctor = self.doctor
-        if self.forward is not None and not self.forward[0]:
+        if self.forward is not None and self.forward[1] is not None:
             evidence = {"forward": self.forward[1][1]}
             doctor.name("step_after_no_sync", doctor.place(), evidence)
         if self.divided is not None and self.backwards_since_step == 1:
             doctor.name("loss_divided_by_world_size", self.divided, {"divisor": self.world})
         self.forward, self.divided, self.backwards_since_step = None, None, 0
-        self._event("step", doctor.place())
+        self._event("step")
 
     # -- the facts compared across ranks ---------------------------------------------------
 
     def zero_grad(self, owner: Any, set_to_none: bool) -> None:
-        self._event("zero_grad", self.doctor.place())
+        self._event("zero_grad")
 
     def state_loaded(self, owner: Any) -> None:
-        self._event("load_state_dict", self.doctor.place())
+        self._event("load_state_dict")
 
     def mode_set(self, module: nn.Module, training: bool) -> None:
-        self._event("train" if training else "eval", self.doctor.place())
+        self._event("train" if training else "eval")
         if not training:
             self._use("evaluation")
 
@@ -150,9 +159,13 @@ class Ranks:
             file, line = self.doctor.place()
             self.batches.append([fingerprint(first), file, line])
 
-    def _event(self, what: str, at: Place) -> None:
-        event = [what, at[0], at[1]]  # once a statement (eval() tells each sub-module's)
-        if len(self.events) < 64 and (not self.events or self.events[-1] != event):
+    def _event(self, what: str, at: Place | None = None) -> None:
+        """A statement some ranks may run and others not, kept while this record is."""
+        if len(self.events) >= 64 or not _kept(self.backwards):
+            return
+        file, line = at or self.doctor.place()
+        event = [what, file, line]  # once a statement (eval() tells each sub-module's)
+        if not self.events or self.events[-1] != event:
             self.events.append(event)
 
     def _use(self, what: str) -> None:
@@ -224,8 +237,7 @@ def _unsynced(module: nn.Module) -> list[tuple[str, nn.Module]]:
 
 
 def _first(p: torch.Tensor) -> float | None:
-    with torch.no_grad():
-        return round(float(p.detach().reshape(-1)[0]), 6) if p.numel() else None
+    return round(float(p.detach().reshape(-1)[0]), 6) if p.numel() else None
 
 
 def _divided_by(loss: torch.Tensor, world: int) -> bool:
