@@ -27,6 +27,7 @@ from loop_stepper.doctor.bugs import message
 
 EVERY = 1.0  # seconds between beats
 _WRAPPERS = {"wrapper", "_fn", "decorate_context", "__call__", "_call_impl", "_wrapped_call_impl"}
+_WRAPPERS |= {"inner"}  # nn.Module's call with hooks
 _COLLECTIVE = (
     f"{os.sep}distributed{os.sep}",
     f"{os.sep}parallel{os.sep}",
@@ -98,8 +99,9 @@ def _where(frame: types.FrameType) -> tuple[tuple[str | None, int | None], str |
     waits = None
     if any(part in b.f_code.co_filename for b in below for part in _COLLECTIVE):
         # the call the user made, under its decorators' wrappers
-        names = [b.f_code.co_name for b in reversed(below)]
-        waits = next((n for n in names if n not in _WRAPPERS), names[0])
+        names = [b.f_code for b in reversed(below)]
+        call = next((c for c in names if c.co_name not in _WRAPPERS), names[0])
+        waits = getattr(call, "co_qualname", call.co_name)  # DistributedDataParallel.forward
     if f is None:
         return (None, None), waits
     return (f.f_code.co_filename, f.f_lineno), waits
