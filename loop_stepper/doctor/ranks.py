@@ -242,23 +242,25 @@ def _first(p: torch.Tensor) -> float | None:
 
 def _divided_by(loss: torch.Tensor, world: int) -> bool:
     """Whether the loss's last nodes, divisions or products by one number (``accelerate``
-    divides by its ``gradient_accumulation_steps``, 1 by default), scale it by 1/``world``."""
+    divides by its ``gradient_accumulation_steps``, 1 by default), scale it by 1/``world``.
+    With two ranks, a product by 0.5 or a halved sum (``(loss_a + loss_b) / 2``) is as often a
+    coefficient or a mean of two terms: not counted (say nothing rather than guess)."""
     fn, factor = loss.grad_fn, 1.0
     for _ in range(4):
         name = type(fn).__name__
         other = getattr(fn, "_saved_other", None)
-        if not isinstance(other, torch.Tensor) or other.numel() != 1 or fn is None:
+        if fn is None or not isinstance(other, torch.Tensor) or other.numel() != 1:
             return False
-        value = float(other)
+        value, below = float(other), fn.next_functions[0][0]
         if name.startswith("DivBackward") and value:
             factor /= value
-        elif name.startswith("MulBackward"):
+        elif name.startswith("MulBackward") and world > 2:
             factor *= value
-        else:
+        elif not (name.startswith("MulBackward") and value == 1):
             return False
         if abs(factor * world - 1) < 1e-9:
-            return True
-        fn = fn.next_functions[0][0]
+            return world > 2 or not type(below).__name__.startswith("AddBackward")
+        fn = below
     return False
 
 
