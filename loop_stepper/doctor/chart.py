@@ -108,6 +108,7 @@ class Chart(Observer):
         self.optimizers: dict[int, Optim] = {}
         self.primary: int | None = None
         self.accounted: set[int] = set()  # parameters a diagnosis has told of already
+        self.sharded: set[tuple[int, ...]] = set()  # FSDP's parameters' shapes, seen sharded
         self.primary_at: Place | None = None  # where it was made: one re-made there counts
         self.primary_steps = 0
         self.hand_steps = 0  # steps the loop wrote by hand (hands.py)

@@ -26,6 +26,7 @@ import torch
 
 from loop_stepper.doctor import graphs
 from loop_stepper.doctor.ledger import GradBuffer
+from loop_stepper.doctor.shards import local
 
 COPY_BUDGET = 1 << 22  # elements copied in all (16 MB of float32), checksums beyond
 _INTS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
@@ -34,7 +35,7 @@ Print = torch.Tensor | int  # a copy of the bits, or their checksum
 
 def bits(t: torch.Tensor) -> torch.Tensor:
     """The tensor's elements as integers of their width (equal exactly when their bits are)."""
-    data = t.detach()
+    data = local(t).detach()
     kind = _INTS.get(data.element_size())
     return data if kind is None or data.is_complex() else data.view(kind)
 

@@ -26,6 +26,7 @@ from typing import Literal
 import torch
 from torch import nn
 
+from loop_stepper.doctor.shards import local
 from loop_stepper.doctor.where import Place
 
 Mark = tuple[int, int] | None
@@ -42,12 +43,13 @@ def sample(t: torch.Tensor | None, n: int = 3) -> list[float] | None:
     if t is None:
         return None
     with torch.no_grad():
-        return [float(v) for v in t.detach().reshape(-1)[:n].float().tolist()]
+        return [float(v) for v in local(t).detach().reshape(-1)[:n].float().tolist()]
 
 
 def _nonzero(g: torch.Tensor) -> bool:
     """Whether a gradient holds a nonzero element: its first ones, else all of them (a whole
     ``any()`` of a large gradient costs as much as an optimizer's step)."""
+    g = local(g)
     with torch.no_grad():
         head = g.detach().reshape(-1)[:64] if g.is_contiguous() else g
         return bool(head.any()) or (head is not g and bool(g.any()))
@@ -119,7 +121,7 @@ class Ledger:
             if buffer.zero_written:
                 return  # a zero gradient scaled in place (a clip, unscale_): it stays one
             with torch.no_grad():
-                if bool(g.any()):
+                if bool(local(g).any()):
                     return  # scaled in place: unscale_, the user's own clipping
         if buffer.state == "fresh" and buffer.fresh_at_steps == self.steps:
             buffer.cleared, buffer.cleared_to_zeros = where, g is not None

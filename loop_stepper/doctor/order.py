@@ -241,7 +241,9 @@ class Order:
         at, evidence = doctor.backward_at, dict[str, Any](params=names)
         if instead is not None and instead.module is not None:
             doctor.accounted.update(id(p) for p in instead.module.parameters())
-            if o.made_at is not None and any(map(shards.is_shard, instead.module.parameters())):
+            seen = shards.gathered(instead.module.parameters())  # FSDP's, when sharded
+            doctor.sharded |= seen
+            if o.made_at is not None and seen:
                 evidence = {"optimizer": o.kind, "model": instead.name}
                 return "optimizer_before_fully_shard", o.made_at, evidence, doctor.iteration
             if not cuts.copied(instead.module, params) and o.made_at is not None:
@@ -376,7 +378,7 @@ def _moves_without_gradient(optimizer: torch.optim.Optimizer) -> bool:
     if isinstance(optimizer, torch.optim.SGD):
         return any(g.get("momentum", 0) for g in groups)
     return any(
-        isinstance(v, torch.Tensor) and v.is_floating_point() and bool(v.any())
+        isinstance(v, torch.Tensor) and v.is_floating_point() and bool(shards.local(v).any())
         for state in optimizer.state.values()
         for key, v in state.items()
         if key != "step"  # a count, not a number a step moves the weights by

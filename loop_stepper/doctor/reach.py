@@ -133,8 +133,11 @@ class Reach:
         kept = {k: v for k, v in self.orphans.items() if isinstance(v[0], nn.Parameter)}
         self.orphans = kept | now
         found = [leaf for leaf, seen in now.values() if seen >= 2]
-        if found:  # FSDP's whole parameters, gathered for the shards the models hold
-            shapes = shards.gathered(p for m in _modules(doctor.frames()) for p in m.parameters())
+        if found:  # FSDP's whole parameters, gathered for the shards the models (when
+            # resharded) and the optimizers (made after fully_shard) hold
+            held_now = [p for o in doctor.optimizers.values() for p in o.tensors()]
+            modules = [p for m in _modules(doctor.frames()) for p in m.parameters()]
+            shapes = doctor.sharded | shards.gathered([*held_now, *modules])
             found = [f for f in found if not shards.gathers(f, shapes)]
         if any(not isinstance(leaf, nn.Parameter) for leaf in found):
             attributes = {id(t) for m in _modules(doctor.frames()) for _, t in graphs.attributes(m)}

@@ -18,6 +18,13 @@ def is_shard(t: torch.Tensor) -> bool:
     return type(t) not in PLAIN and hasattr(t, "device_mesh")
 
 
+def local(t: torch.Tensor) -> torch.Tensor:
+    """This rank's own part of ``t`` (a shard's local tensor; else ``t``): what the doctor reads
+    of a shard is this rank's numbers, never a collective of its own (a sum or an ``item()`` of
+    a ``DTensor`` all-reduces)."""
+    return t.to_local() if is_shard(t) else t  # type: ignore[attr-defined]
+
+
 def gathered(held: Iterable[torch.Tensor]) -> set[tuple[int, ...]]:
     """The shapes of the whole parameters FSDP gathers for the shards among ``held``."""
     return {tuple(p.shape) for p in held if is_shard(p)}

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from loop_stepper.doctor.chart import Chart, Optim
+from loop_stepper.doctor.shards import local
 from loop_stepper.doctor.where import Place
 
 
@@ -129,6 +130,7 @@ def _first_nonfinite(
     to it (a NaN or an infinity stays in a sum); only a sum that is not finite is checked
     element by element (a sum of large finite numbers may overflow)."""
     with torch.no_grad():
+        pairs = [(owner, local(t)) for owner, t in pairs]
         if not pairs or math.isfinite(sum(float(t.sum()) for _, t in pairs)):
             return None
         for owner, t in pairs:
