@@ -63,7 +63,6 @@ class Optim:
     without_gradient: int = 0  # steps after a backward that reached none of some parameters
     fresh_after_resume: bool = False
     params: set[int] = field(default_factory=set)
-    shape: list[tuple[int, int]] = field(default_factory=list)  # its groups' lists when read
 
     @property
     def kind(self) -> str:
@@ -188,9 +187,7 @@ class Chart(Observer):
             o = self.optimizers[id(optimizer)] = Optim(optimizer, made_at)
             while len(self.optimizers) > 16:
                 self.optimizers.pop(next(iter(self.optimizers)))
-        shape = [(id(g["params"]), len(g["params"])) for g in optimizer.param_groups]
-        if shape != o.shape:  # made, or a group added or replaced since
-            o.params, o.shape = set(map(id, o.tensors())), shape
+        o.params = set(map(id, o.tensors()))
         return o
 
     def facts(self) -> dict[str, Any] | None:

@@ -97,63 +97,50 @@ def _same_samples(facts: Facts, world: int) -> dict[str, Any] | None:
 
 def _params_differ(facts: Facts, told: list[dict[str, Any]]) -> dict[str, Any] | None:
     records = _records(facts)
-    shared = sorted(set.intersection(*(set(x) for x in records.values())))
-    agreed = -1
-    for n in shared:
-        seen: list[Any] = [records[r][n].get("params") for r in sorted(records)]
-        if any(s is None for s in seen) or not seen[0]:
-            continue
-        differ = [name for name in seen[0] if len({str(s.get(name)) for s in seen}) > 1]
-        if not differ:
-            agreed = n
-            continue
-        param = differ[0]
-        firsts = {r: records[r][n]["params"].get(param, ["?", "?"])[1] for r in records}
-        values = ", ".join(f"rank {r}: {firsts[r]}" for r in sorted(firsts))
-        evidence: dict[str, Any] = {"param": param, "backward": n + 1, "values": values}
-        ran = _ran_apart({r: [records[r][m] for m in shared if agreed < m <= n] for r in records})
-        if ran is not None:
-            what, at, ranks = ran
-            evidence["why"] = (
-                f": {what} at line {at[1]} ran on rank{'s' * (len(ranks) > 1)} "
-                f"{_listed(ranks)} only"
-            )
-            return diagnosis("ranks_params_differ", at, ranks, n, evidence)
-        if any(d["bug"] == "step_after_no_sync" for d in told):
-            return None  # said already: each rank stepped its own gradient
-        step = _last(records[min(records)][n]["events"], "step")
-        evidence["why"] = ": every rank ran the same statements, so their gradients differed"
-        return diagnosis("ranks_params_differ", step, sorted(records), n, evidence)
-    return None
+    apart = _first_apart(records, "params")
+    if apart is None:
+        return None
+    agreed, n, seen = apart
+    param = next(
+        name for name in seen[min(seen)] if len({str(s.get(name)) for s in seen.values()}) > 1
+    )
+    values = ", ".join(f"rank {r}: {seen[r].get(param, ['?', '?'])[1]}" for r in sorted(seen))
+    evidence: dict[str, Any] = {"param": param, "backward": n + 1, "values": values}
+    ran = _ran_apart(_spans(records, agreed, n))
+    if ran is not None:
+        what, at, ranks = ran
+        evidence["why"] = (
+            f": {what} at line {at[1]} ran on rank{'s' * (len(ranks) > 1)} {_listed(ranks)} only"
+        )
+        return diagnosis("ranks_params_differ", at, ranks, n, evidence)
+    if any(d["bug"] == "step_after_no_sync" for d in told):
+        return None  # said already: each rank stepped its own gradient
+    step = _last(records[min(records)][n]["events"], "step")
+    evidence["why"] = ": every rank ran the same statements, so their gradients differed"
+    return diagnosis("ranks_params_differ", step, sorted(records), n, evidence)
 
 
 def _modes_differ(facts: Facts) -> dict[str, Any] | None:
     """The ranks' DDP forwards ran in different modes (parts whose numbers the mode changes in
     eval mode on some ranks only), named at the ``eval()``/``train()`` some ranks ran alone."""
     records = _records(facts)
-    agreed = -1
-    for n in sorted(set.intersection(*(set(x) for x in records.values()))):
-        modes = {r: records[r][n].get("modes") for r in records}
-        if any(m is None for m in modes.values()):
-            continue
-        if len({tuple(m) for m in modes.values()}) == 1:  # type: ignore[arg-type]
-            agreed = n
-            continue
-        evals = sorted(r for r, m in modes.items() if m)
-        parts = next(m for m in modes.values() if m)
-        evidence = {
-            "parts": ", ".join(parts[:3]) + (", …" if len(parts) > 3 else ""),
-            "evals": ", ".join(map(str, evals)),
-            "trains": ", ".join(str(r) for r in sorted(modes) if r not in evals),
-            "backward": n + 1,
-        }
-        spans = {r: [records[r][m] for m in records[r] if agreed < m <= n] for r in records}
-        ran = _ran_apart(spans, {"train", "eval"})
-        if ran is not None:
-            return diagnosis("ranks_modes_differ", ran[1], ran[2], n, evidence)
-        at = _last(records[evals[0]][n]["events"], "backward")
-        return diagnosis("ranks_modes_differ", at, evals, n, evidence)
-    return None
+    apart = _first_apart(records, "modes")
+    if apart is None:
+        return None
+    agreed, n, modes = apart
+    evals = sorted(r for r, m in modes.items() if m)
+    parts = modes[evals[0]]
+    evidence = {
+        "parts": ", ".join(parts[:3]) + (", …" if len(parts) > 3 else ""),
+        "evals": _listed(evals),
+        "trains": _listed([r for r in sorted(modes) if r not in evals]),
+        "backward": n + 1,
+    }
+    ran = _ran_apart(_spans(records, agreed, n), {"train", "eval"})
+    if ran is not None:
+        return diagnosis("ranks_modes_differ", ran[1], ran[2], n, evidence)
+    at = _last(records[evals[0]][n]["events"], "backward")
+    return diagnosis("ranks_modes_differ", at, evals, n, evidence)
 
 
 def _stats_differ(facts: Facts) -> dict[str, Any] | None:
@@ -182,8 +169,32 @@ def _stats_differ(facts: Facts) -> dict[str, Any] | None:
     return None
 
 
-def _records(facts: Facts) -> dict[int, dict[int, dict[str, Any]]]:
+Records = dict[int, dict[int, dict[str, Any]]]  # rank -> backward -> its record
+
+
+def _records(facts: Facts) -> Records:
     return {r: {x["backward"]: x for x in f.get("records", [])} for r, f in facts.items()}
+
+
+def _first_apart(records: Records, key: str) -> tuple[int, int, dict[int, Any]] | None:
+    """The first backward at which every rank recorded ``key`` and not all alike: the last one
+    before it at which they were alike (-1: none), that backward, each rank's value there."""
+    agreed = -1
+    for n in sorted(set.intersection(*(set(x) for x in records.values()))):
+        seen = {r: records[r][n].get(key) for r in sorted(records)}
+        if any(v is None for v in seen.values()):
+            continue
+        if len({repr(v) for v in seen.values()}) > 1:
+            return agreed, n, seen
+        agreed = n
+    return None
+
+
+def _spans(records: Records, agreed: int, n: int) -> dict[int, list[dict[str, Any]]]:
+    """Each rank's records after the backward the ranks agreed at, up to ``n``."""
+    return {
+        r: [x for m, x in sorted(kept.items()) if agreed < m <= n] for r, kept in records.items()
+    }
 
 
 def _ran_apart(

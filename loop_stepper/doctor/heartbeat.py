@@ -27,7 +27,7 @@ from loop_stepper.doctor.bugs import message
 
 EVERY = 1.0  # seconds between beats
 _WRAPPERS = {"wrapper", "_fn", "decorate_context", "__call__", "_call_impl", "_wrapped_call_impl"}
-_WRAPPERS |= {"inner"}  # nn.Module's call with hooks
+_WRAPPERS.add("inner")  # nn.Module's call with hooks
 _COLLECTIVE = (
     f"{os.sep}distributed{os.sep}",
     f"{os.sep}parallel{os.sep}",
